@@ -1,0 +1,21 @@
+// swift-tools-version:6.0
+import Foundation
+import PackageDescription
+
+// Benchmarks live in their own package so `swift test` in the project never builds them.
+// SwiftPM names a path dependency after its folder, so find out what the checkout is called.
+let hark = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+let harkIdentity = hark.lastPathComponent.lowercased()
+
+let package = Package(
+    name: "HarkBenchmarks",
+    dependencies: [.package(path: "..")],
+    targets: [
+        .executableTarget(
+            name: "hark-bench",
+            dependencies: [
+                .product(name: "HarkDSP", package: harkIdentity),
+                .product(name: "HarkEngine", package: harkIdentity),
+            ]),
+    ]
+)
