@@ -7,14 +7,17 @@ import Testing
         let fft = try RealFFT(size: 1024)
         for n in 0..<1024 { fft.input[n] = Float(sin(2 * Double.pi * 37 * Double(n) / 1024)) }
         fft.forward()
-        let power = UnsafeMutableBufferPointer<Float>.allocate(capacity: fft.binCount)
+        let power = UnsafeMutableBufferPointer<Double>.allocate(capacity: fft.binCount)
         defer { power.deallocate() }
-        fft.powerSpectrum(into: power)
+        power.initialize(repeating: 0)
+        fft.accumulatePower(into: power)
         let peak = power.indices.max { power[$0] < power[$1] }
         #expect(peak == 37)
         // An unwindowed sine of amplitude 1 on an exact bin has |X| = N/2.
         #expect(abs(power[37].squareRoot() - 512) < 0.01)
         #expect(power[36] < 1e-6 && power[38] < 1e-6)
+        // sin has no real part at its bin: the imaginary part is −N/2.
+        #expect(abs(fft.spectrum[37].y + 512) < 0.01 && abs(fft.spectrum[37].x) < 0.01)
     }
 
     @Test func inverseRestoresInputScaledBySize() throws {
@@ -42,7 +45,7 @@ import Testing
         fft.forward()
         var spectral: Double = 0
         for k in 0..<fft.binCount {
-            let p = Double(fft.real[k] * fft.real[k] + fft.imaginary[k] * fft.imaginary[k])
+            let p = Double(fft.spectrum[k].x * fft.spectrum[k].x + fft.spectrum[k].y * fft.spectrum[k].y)
             spectral += (k == 0 || k == 256) ? p : 2 * p
         }
         #expect(abs(spectral / 512 - energy) / energy < 1e-5)
@@ -62,7 +65,7 @@ import Testing
                     let fft = try RealFFT(size: 64 << (i % 5))
                     fft.input.update(repeating: 1)
                     fft.forward()
-                    return fft.real[0] / Float(fft.size)
+                    return fft.spectrum[0].x / Float(fft.size)
                 }
             }
             for try await dc in group { #expect(abs(dc - 1) < 1e-6) }

@@ -33,3 +33,13 @@ run("pink", signal)
 var sine = SineGenerator(frequency: 1000, amplitude: 0.9, sampleRate: rate)
 signal.withUnsafeMutableBufferPointer { sine.render(into: $0) }
 run("tone", signal)
+do {
+    let bands = try ThirdOctaveBands(sampleRate: rate, planning: .measure)
+    let t0 = cpuSeconds()
+    var audio = 0.0
+    while cpuSeconds() - t0 < 3 {
+        signal.withUnsafeBufferPointer { bands.process($0) }
+        audio += 60
+    }
+    print("bands: \(Int(audio / (cpuSeconds() - t0)))x real time")
+}

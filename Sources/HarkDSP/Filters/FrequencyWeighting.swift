@@ -46,10 +46,9 @@ public enum FrequencyWeighting: String, Sendable, CaseIterable, Codable {
     /// 1. the low-frequency poles (20.6, 107.7, 737.9 Hz), far below Nyquist, go through the
     ///    bilinear transform, which is exact there and keeps the zeros at DC exact;
     /// 2. the double pole at 12.2 kHz is mapped by matched-z (`p = e^(−2π f4 / fs)`);
-    /// 3. a 4th-order numerator for that section is fitted, by weighted least squares on the
-    ///    squared magnitude over 10 Hz – 0.95·Nyquist, to whatever the analog goal still needs,
-    ///    then spectrally factored to its minimum-phase form (so peaks behave like the analog
-    ///    filter's).
+    /// 3. a 4th-order numerator for that section is fitted (``MagnitudeFit``) over
+    ///    10 Hz – 0.95·Nyquist to whatever the analog goal still needs, in its minimum-phase
+    ///    form so that peaks behave like the analog filter's.
     /// The result stays within 0.02 dB of the goal from 10 Hz to 16 kHz at 44.1 and 48 kHz
     /// and within 0.06 dB at every rate from 8 to 192 kHz (see the tests).
     public func sections(sampleRate fs: Double) -> [FilterSection] {
@@ -90,39 +89,17 @@ public enum FrequencyWeighting: String, Sendable, CaseIterable, Codable {
         let p = exp(-2 * Double.pi * f4 / fs)
         let a1 = -2 * p, a2 = p * p
         let poles = FilterSection(b0: 1, a1: a1, a2: a2)
-        let order = 4
-        let fMax = 0.95 * fs / 2
-        let points = 800
-        var rows: [[Double]] = []
-        var rhs: [Double] = []
-        rows.reserveCapacity(points)
-        for i in 0..<points {
-            let f = 10 * pow(fMax / 10, Double(i) / Double(points - 1))
-            let omega = 2 * Double.pi * f / fs
-            var h = poles.response(atAngle: omega)
-            for s in low { h = h * s.response(atAngle: omega) }
-            let goal = pow(10, weighting.designGoal(atFrequency: f) / 10)  // squared magnitude
-            let need = goal / h.magnitudeSquared                          // |B(e^iω)|² wanted
-            // Dividing each equation by `need` makes the fit minimise relative (≈ dB) error;
-            // the region above 20 kHz only has to stay sane, not exact.
-            let w = (f <= 20_000 ? 1.0 : 0.1) / need
-            var row = [w]
-            for k in 1...order { row.append(2 * cos(Double(k) * omega) * w) }
-            rows.append(row)
-            rhs.append(need * w)
-        }
-        // |B|² = c0 + 2 Σ ck cos(kω); as a Laurent polynomial in z its roots come in pairs
-        // (r, 1/r). The roots inside the unit circle give the minimum-phase factor.
-        let c = leastSquares(rows: rows, rhs: rhs)
-        let laurent = Array(c.reversed()) + Array(c.dropFirst())   // c4 … c0 … c4
-        let inside = Polynomial.roots(highestFirst: laurent).filter { $0.magnitude < 1 }
-        var b = Polynomial.fromRoots(inside)
-        b += [Double](repeating: 0, count: max(0, order + 1 - b.count))
-        let dcWanted = laurent.reduce(0, +).squareRoot()
-        let dcHave = abs(b.reduce(0, +))
-        let g = dcHave > 0 ? dcWanted / dcHave : 1
-        return FilterSection(b0: b[0] * g, b1: b[1] * g, b2: b[2] * g, b3: b[3] * g, b4: b[4] * g,
-                             a1: a1, a2: a2)
+        let b = MagnitudeFit.minimumPhaseNumerator(
+            order: 4, sampleRate: fs, from: 10, to: 0.95 * fs / 2,
+            // Above 20 kHz the filter only has to stay sane, not exact.
+            weight: { $0 <= 20_000 ? 1 : 0.1 },
+            wanted: { f in
+                let omega = 2 * Double.pi * f / fs
+                var h = poles.response(atAngle: omega)
+                for s in low { h = h * s.response(atAngle: omega) }
+                return pow(10, weighting.designGoal(atFrequency: f) / 10) / h.magnitudeSquared
+            })
+        return FilterSection(b0: b[0], b1: b[1], b2: b[2], b3: b[3], b4: b[4], a1: a1, a2: a2)
     }
 
     /// Scales the last section so the cascade reads exactly 0 dB at 1 kHz.
