@@ -18,8 +18,9 @@ import Foundation
 /// Memory is constant (about 100 KB, mostly the percentile histogram) however long it runs.
 /// Not thread-safe: one meter belongs to one analysis thread.
 public final class LevelMeter {
-    /// How long LAFmin and the LN statistics wait for the F averager to settle from zero (4τ).
-    public static let settlingTime = 0.5
+    /// How long LAFmin and the LN statistics wait for the F averager to settle from zero: 8τ,
+    /// when it is within 0.002 dB of a steady level (4τ would still read 0.08 dB low).
+    public static let settlingTime = 1.0
     /// Sampling period of LAF for LN percentiles.
     public static let statisticsPeriod = 0.01
 

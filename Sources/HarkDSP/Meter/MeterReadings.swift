@@ -16,6 +16,11 @@ public struct IntervalLevels: Sendable, Equatable {
     public var LAFmax: Double?
     /// C-weighted true peak within the period.
     public var LCpeak: Double?
+
+    public init(time: Double, duration: Double, LAF: Double?, LAS: Double?, LAeq: Double?, LAFmax: Double?, LCpeak: Double?) {
+        (self.time, self.duration, self.LAF, self.LAS) = (time, duration, LAF, LAS)
+        (self.LAeq, self.LAFmax, self.LCpeak) = (LAeq, LAFmax, LCpeak)
+    }
 }
 
 /// The figures of a whole measurement: what a carriage-noise report carries.
@@ -36,4 +41,11 @@ public struct MeterReport: Sendable, Equatable {
     public var LA10: Double?
     public var LA50: Double?
     public var LA90: Double?
+
+    public init(duration: Double, LAeq: Double?, LCeq: Double?, LZeq: Double?, LAE: Double?, LAFmax: Double?,
+                LAFmin: Double?, LASmax: Double?, LCpeak: Double?, LA10: Double?, LA50: Double?, LA90: Double?) {
+        (self.duration, self.LAeq, self.LCeq, self.LZeq, self.LAE) = (duration, LAeq, LCeq, LZeq, LAE)
+        (self.LAFmax, self.LAFmin, self.LASmax, self.LCpeak) = (LAFmax, LAFmin, LASmax, LCpeak)
+        (self.LA10, self.LA50, self.LA90) = (LA10, LA50, LA90)
+    }
 }

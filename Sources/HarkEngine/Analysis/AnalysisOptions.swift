@@ -1,0 +1,20 @@
+import HarkDSP
+
+/// How ``LevelAnalysis`` measures a recording.
+public struct AnalysisOptions: Sendable {
+    /// Seconds per `level` event; `nil` for none.
+    public var interval: Double? = 1
+    /// Decibels added to every level (from `hark calibrate`).
+    public var calibration: Double = 0
+    /// One channel to measure, numbered from 1; `nil` averages all channels.
+    public var channel: Int?
+    /// Whether to compute 1/3-octave bands.
+    public var bands = true
+
+    public init(interval: Double? = 1, calibration: Double = 0, channel: Int? = nil, bands: Bool = true) {
+        self.interval = interval
+        self.calibration = calibration
+        self.channel = channel
+        self.bands = bands
+    }
+}

@@ -1,0 +1,59 @@
+import HarkDSP
+
+/// What an analysis produces, in the order it produces it. Every event is tagged with its class
+/// when written out (see docs/protocol.md for the JSON form).
+public enum AnalysisEvent: Sendable, Equatable {
+    /// Levels over one interval of the recording.
+    case level(LevelEvent)
+    /// The figures of a whole recording.
+    case report(ReportEvent)
+}
+
+/// Levels over one interval (`"class":"level"`).
+public struct LevelEvent: Sendable, Equatable {
+    /// The source the levels come from.
+    public var source: String
+    public var levels: IntervalLevels
+
+    public init(source: String, levels: IntervalLevels) {
+        self.source = source
+        self.levels = levels
+    }
+}
+
+/// The report for one recording (`"class":"report"`).
+public struct ReportEvent: Sendable, Equatable {
+    public var source: String
+    public var meter: MeterReport
+    /// 1/3-octave band Leq (Z-weighted), lowest band first: (nominal label, level).
+    public var bands: [(label: String, level: Double?)]
+    /// The calibration offset that was applied (0 means uncalibrated dB re full scale).
+    public var calibration: Double
+    public var sampleRate: Int
+    public var channels: Int
+    /// How channels were combined: "average" or "channel N" (1-based).
+    public var channelUse: String
+    public var format: String
+    /// Problems that did not stop the analysis (truncated file, replaced samples, …).
+    public var warnings: [String]
+
+    public init(source: String, meter: MeterReport, bands: [(label: String, level: Double?)], calibration: Double,
+                sampleRate: Int, channels: Int, channelUse: String, format: String, warnings: [String]) {
+        self.source = source
+        self.meter = meter
+        self.bands = bands
+        self.calibration = calibration
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.channelUse = channelUse
+        self.format = format
+        self.warnings = warnings
+    }
+
+    public static func == (a: ReportEvent, b: ReportEvent) -> Bool {
+        a.source == b.source && a.meter == b.meter && a.calibration == b.calibration
+            && a.bands.map(\.label) == b.bands.map(\.label) && a.bands.map(\.level) == b.bands.map(\.level)
+            && a.sampleRate == b.sampleRate && a.channels == b.channels && a.channelUse == b.channelUse
+            && a.format == b.format && a.warnings == b.warnings
+    }
+}

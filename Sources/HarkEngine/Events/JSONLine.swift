@@ -1,0 +1,111 @@
+import Foundation
+
+/// Builds one JSON object as a single line, with keys in the order they are added.
+///
+/// Hand-built rather than `JSONEncoder` so that field order is stable (clients and humans
+/// read these lines), numbers have a fixed precision, and a line never contains a newline.
+public struct JSONLine {
+    private var text = "{"
+    private var empty = true
+
+    public init() {}
+
+    private mutating func key(_ k: String) {
+        if !empty { text += "," }
+        empty = false
+        text += Self.quoted(k) + ":"
+    }
+
+    public mutating func add(_ k: String, _ value: String) {
+        key(k)
+        text += Self.quoted(value)
+    }
+
+    public mutating func add(_ k: String, _ value: Int) {
+        key(k)
+        text += String(value)
+    }
+
+    /// A number with `decimals` places, or `null` when absent or not finite.
+    public mutating func add(_ k: String, _ value: Double?, decimals: Int) {
+        key(k)
+        text += Self.number(value, decimals: decimals)
+    }
+
+    public mutating func add(_ k: String, strings: [String]) {
+        key(k)
+        text += "[" + strings.map(Self.quoted).joined(separator: ",") + "]"
+    }
+
+    /// A nested object of numbers, in the given order.
+    public mutating func add(_ k: String, numbers: [(String, Double?)], decimals: Int) {
+        key(k)
+        text += "{" + numbers.map { Self.quoted($0.0) + ":" + Self.number($0.1, decimals: decimals) }
+            .joined(separator: ",") + "}"
+    }
+
+    /// The finished line, without a newline.
+    public var line: String { text + "}" }
+
+    static func number(_ value: Double?, decimals: Int) -> String {
+        guard let v = value, v.isFinite else { return "null" }
+        let s = String(format: "%.\(decimals)f", v)
+        // "-0.00" is a rounding artefact, not information.
+        return s.hasPrefix("-") && Double(s) == 0 ? String(s.dropFirst()) : s
+    }
+
+    /// A JSON string literal (RFC 8259): quotes, backslashes and control characters escaped.
+    static func quoted(_ s: String) -> String {
+        var out = "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}
+
+extension AnalysisEvent {
+    /// The event as one JSON line (no newline). Levels carry 0.01 dB, times 1 ms.
+    public var jsonLine: String {
+        var j = JSONLine()
+        switch self {
+        case .level(let e):
+            let l = e.levels
+            j.add("class", "level")
+            j.add("file", e.source)
+            j.add("t", l.time, decimals: 3)
+            j.add("LAF", l.LAF, decimals: 2)
+            j.add("LAS", l.LAS, decimals: 2)
+            j.add("LCpeak", l.LCpeak, decimals: 2)
+            j.add("LAeq", l.LAeq, decimals: 2)
+            j.add("LAFmax", l.LAFmax, decimals: 2)
+        case .report(let e):
+            let m = e.meter
+            j.add("class", "report")
+            j.add("file", e.source)
+            j.add("duration", m.duration, decimals: 3)
+            for (k, v) in [("LAeq", m.LAeq), ("LCeq", m.LCeq), ("LZeq", m.LZeq), ("LAE", m.LAE),
+                           ("LAFmax", m.LAFmax), ("LAFmin", m.LAFmin), ("LASmax", m.LASmax),
+                           ("LCpeak", m.LCpeak), ("LA10", m.LA10), ("LA50", m.LA50), ("LA90", m.LA90)] {
+                j.add(k, v, decimals: 2)
+            }
+            j.add("bands", numbers: e.bands.map { ($0.label, $0.level) }, decimals: 2)
+            j.add("calibration", e.calibration, decimals: 2)
+            j.add("rate", e.sampleRate)
+            j.add("channels", e.channels)
+            j.add("channel_use", e.channelUse)
+            j.add("format", e.format)
+            j.add("warnings", strings: e.warnings)
+        }
+        return j.line
+    }
+}

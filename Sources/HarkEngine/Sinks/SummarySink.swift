@@ -1,0 +1,44 @@
+import Foundation
+
+/// A readable summary of each report, for people at a terminal. Level events are skipped.
+public struct SummarySink: EventSink {
+    public let writer: LineWriter
+
+    public init(writer: LineWriter) {
+        self.writer = writer
+    }
+
+    public func receive(_ event: AnalysisEvent) throws {
+        guard case .report(let r) = event else { return }
+        try writer.write(raw: Self.render(r))
+    }
+
+    static func render(_ r: ReportEvent) -> String {
+        let m = r.meter
+        let unit = r.calibration == 0 ? "dB re full-scale sine, uncalibrated" : String(format: "dB SPL, calibration %+.2f dB", r.calibration)
+        func v(_ x: Double?) -> String { x.map { String(format: "%7.2f", $0) } ?? "      –" }
+        var out = "\(r.source)\n"
+        out += "  \(r.format); \(r.sampleRate) Hz, \(r.channels) channel\(r.channels == 1 ? "" : "s") (\(r.channelUse)); "
+        out += "\(Self.clock(m.duration))\n"
+        out += "  levels in \(unit)\n"
+        out += "    LAeq \(v(m.LAeq))    LCeq   \(v(m.LCeq))    LZeq   \(v(m.LZeq))    LAE  \(v(m.LAE))\n"
+        out += "    LAFmax\(v(m.LAFmax))    LAFmin \(v(m.LAFmin))    LASmax \(v(m.LASmax))    LCpeak\(v(m.LCpeak))\n"
+        out += "    LA10 \(v(m.LA10))    LA50   \(v(m.LA50))    LA90   \(v(m.LA90))\n"
+        if !r.bands.isEmpty {
+            out += "  1/3-octave bands, LZeq:\n"
+            let cells = r.bands.map { String(repeating: " ", count: max(0, 6 - $0.label.count)) + $0.label + " Hz " + v($0.level) }
+            for row in stride(from: 0, to: cells.count, by: 4) {
+                out += "   " + cells[row..<min(row + 4, cells.count)].joined(separator: "   ") + "\n"
+            }
+        }
+        for w in r.warnings { out += "  warning: \(w)\n" }
+        return out
+    }
+
+    /// `h:mm:ss.sss` or `m:ss.sss`.
+    static func clock(_ seconds: Double) -> String {
+        let ms = Int((seconds * 1000).rounded())
+        let h = ms / 3_600_000, m = (ms / 60_000) % 60, s = (ms / 1000) % 60, f = ms % 1000
+        return h > 0 ? String(format: "%d:%02d:%02d.%03d", h, m, s, f) : String(format: "%d:%02d.%03d", m, s, f)
+    }
+}

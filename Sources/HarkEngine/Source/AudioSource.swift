@@ -1,0 +1,38 @@
+import HarkSoundFile
+
+/// Where audio comes from: a file today, an ALSA device in the daemon. Delivers interleaved
+/// `Float` frames in blocks.
+public protocol AudioSource: AnyObject {
+    /// A name for messages and reports (the file's path).
+    var name: String { get }
+    var sampleRate: Int { get }
+    var channels: Int { get }
+    /// Frames the source expects to deliver, if it knows (files do).
+    var expectedFrames: Int64? { get }
+    /// A description of the format, e.g. "FLAC (Free Lossless Audio Codec), Signed 16 bit PCM".
+    var formatDescription: String { get }
+    /// Reads up to `buffer.count / channels` frames; returns how many; 0 at the end.
+    func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int
+    /// Problems met so far that did not stop reading, as messages naming the source.
+    var warnings: [String] { get }
+}
+
+/// An ``AudioSource`` over an audio file read through libsndfile.
+public final class SoundFileSource: AudioSource {
+    private let reader: SoundFileReader
+
+    public init(path: String) throws(SoundFileError) {
+        reader = try SoundFileReader(path: path)
+    }
+
+    public var name: String { reader.path }
+    public var sampleRate: Int { reader.sampleRate }
+    public var channels: Int { reader.channels }
+    public var expectedFrames: Int64? { reader.declaredFrames }
+    public var formatDescription: String { reader.formatDescription }
+    public var warnings: [String] { reader.warnings.map(\.description) }
+
+    public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int {
+        try reader.read(into: buffer)
+    }
+}

@@ -1,0 +1,72 @@
+import ArgumentParser
+import Foundation
+import HarkEngine
+import HarkSoundFile
+
+struct Analyze: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Measure the sound levels of audio files (IEC 61672-1 meter and 1/3-octave bands).",
+        discussion: """
+        Reads any format libsndfile reads (WAV, FLAC, Ogg/Vorbis, MP3, AIFF, …), 1–8 channels, \
+        8–192 kHz. Channels are averaged unless --channel picks one. Levels are dB re the RMS \
+        of a full-scale sine until a calibration offset (from 'hark calibrate') turns them \
+        into dB SPL. With --json, prints one 'level' line per interval and one 'report' line \
+        per file (see docs/protocol.md).
+        """)
+
+    @Argument(help: "Audio files to analyse.")
+    var files: [String]
+
+    @Flag(help: "One JSON object per line instead of a summary.")
+    var json = false
+
+    @Option(help: ArgumentHelp("Seconds per level line (with --json).", valueName: "seconds"))
+    var interval: Double = 1
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("Decibels added to every level (from 'hark calibrate').", valueName: "dB"))
+    var calibration: Double = 0
+
+    @Option(help: ArgumentHelp("Measure only this channel (1 is the first) instead of the average.", valueName: "n"))
+    var channel: Int?
+
+    func validate() throws {
+        guard interval.isFinite, interval >= 0.01, interval <= 86_400 else {
+            throw ValidationError("--interval must be between 0.01 and 86400 seconds")
+        }
+        guard calibration.isFinite, abs(calibration) <= 200 else {
+            throw ValidationError("--calibration must be between -200 and 200 dB")
+        }
+        if let c = channel, c < 1 { throw ValidationError("--channel counts from 1") }
+    }
+
+    func run() throws {
+        let out = LineWriter.standardOutput
+        let sink: EventSink = json ? JSONLinesSink(writer: out) : SummarySink(writer: out)
+        var failed = false
+        for (index, path) in files.enumerated() {
+            do {
+                let source = try SoundFileSource(path: path)
+                let analysis = try LevelAnalysis(
+                    source: source,
+                    options: AnalysisOptions(interval: json ? interval : nil, calibration: calibration, channel: channel))
+                let progress = ProgressReporter(writer: .standardError, name: path, totalFrames: source.expectedFrames,
+                                                sampleRate: source.sampleRate)
+                if !json && index > 0 { try out.write(line: "") }
+                let report = try analysis.run(emit: { event in
+                    if case .report = event { progress.finish() }
+                    try sink.receive(event)
+                }, progress: progress.update)
+                report.warnings.forEach(Diagnostics.warning)
+            } catch let error as SoundFileError {
+                Diagnostics.error(error.description)
+                failed = true
+            } catch let closed as LineWriter.Closed {
+                throw closed
+            } catch {
+                Diagnostics.error("\(path): \(error)")
+                failed = true
+            }
+        }
+        if failed { throw ExitCode.failure }
+    }
+}

@@ -1,0 +1,49 @@
+import ArgumentParser
+import Foundation
+import HarkEngine
+
+/// `hark`: measure, generate and calibrate audio.
+@main
+struct HarkCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hark",
+        abstract: "Measure sound levels, generate test signals and calibrate a microphone.",
+        version: Hark.version,
+        subcommands: [Analyze.self, Generate.self, Calibrate.self])
+
+    /// Like ArgumentParser's `main()`, but every error is one line on stderr (the usage text
+    /// is one `--help` away), and output to a closed pipe ends the program quietly.
+    static func main() {
+        signal(SIGPIPE, SIG_IGN)
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let exit as ExitCode {
+            Foundation.exit(exit.rawValue)
+        } catch is LineWriter.Closed {
+            Foundation.exit(0)
+        } catch {
+            if exitCode(for: error) == .success {
+                self.exit(withError: error)   // --help, --version
+            }
+            let message = HarkCommand.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+            Diagnostics.error(message + (isUsageError(error) ? " (see 'hark --help')" : ""))
+            Foundation.exit(exitCode(for: error).rawValue)
+        }
+    }
+
+    private static func isUsageError(_ error: Error) -> Bool {
+        exitCode(for: error) == .validationFailure
+    }
+}
+
+/// Messages for the person at the terminal: one line each, on stderr, prefixed "hark:".
+enum Diagnostics {
+    static func error(_ message: String) {
+        try? LineWriter.standardError.write(line: "hark: error: \(message)")
+    }
+
+    static func warning(_ message: String) {
+        try? LineWriter.standardError.write(line: "hark: warning: \(message)")
+    }
+}

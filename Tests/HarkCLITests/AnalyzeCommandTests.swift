@@ -1,0 +1,157 @@
+import Foundation
+import Testing
+
+@Suite struct AnalyzeCommandTests {
+    let dir = TemporaryDirectory()
+
+    @Test func generatedToneAnalysedAsJSON() throws {
+        let file = dir.file("tone.flac")
+        let gen = try Hark.run(["generate", "sine", file, "--frequency", "1000", "--level", "-20", "--duration", "3.5"])
+        #expect(gen.status == 0, "\(gen.stderr)")
+        let run = try Hark.run(["analyze", "--json", file])
+        #expect(run.status == 0 && run.stderr.isEmpty, "\(run.stderr)")
+        let objects = run.jsonObjects
+        #expect(objects.allSatisfy { $0 != nil }, "every line is a JSON object")
+        #expect(objects.map { $0?["class"] as? String } == ["level", "level", "level", "level", "report"])
+        let report = try #require(objects.last!)
+        #expect((report["file"] as? String) == file)
+        let laeq = try #require(report["LAeq"] as? Double)
+        #expect(abs(laeq + 20) <= 0.02)
+        #expect(abs((report["duration"] as? Double ?? 0) - 3.5) < 1e-9)
+        let bands = try #require(report["bands"] as? [String: Any])
+        #expect(bands.count == 28)
+        let kHz = try #require(bands["1000"] as? Double)
+        #expect(abs(kHz + 20) < 0.05)
+        for key in ["LCeq", "LZeq", "LAE", "LAFmax", "LAFmin", "LASmax", "LCpeak", "LA10", "LA50", "LA90"] {
+            #expect(report[key] is Double, "\(key)")
+        }
+    }
+
+    @Test func summaryForPeople() throws {
+        let file = dir.file("pink.wav")
+        _ = try Hark.run(["generate", "pink", file, "--duration", "2", "--level", "-30"])
+        let run = try Hark.run(["analyze", file, "--calibration", "120"])
+        #expect(run.status == 0)
+        #expect(run.stdout.contains("LAeq") && run.stdout.contains("dB SPL, calibration +120.00 dB"))
+        #expect(run.stdout.contains("1000 Hz"))
+    }
+
+    @Test func calibrationOffsetReachesTheLevels() throws {
+        let file = dir.file("cal.wav")
+        _ = try Hark.run(["generate", "calibrator", file, "--duration", "5", "--level", "-17.5"])
+        let cal = try Hark.run(["calibrate", file, "--reference", "94", "--json"])
+        #expect(cal.status == 0, "\(cal.stderr)")
+        let object = try #require(cal.jsonObjects.first ?? nil)
+        let offset = try #require(object["offset"] as? Double)
+        #expect(abs(offset - 111.5) < 0.02)
+        let run = try Hark.run(["analyze", "--json", "--calibration", String(offset), file])
+        let laeq = try #require(run.jsonObjects.last??["LAeq"] as? Double)
+        #expect(abs(laeq - 94) < 0.03)
+    }
+
+    // MARK: bad input: one line on stderr naming the file, non-zero status, nothing on stdout
+
+    private func expectOneError(_ arguments: [String], naming name: String?, containing text: String,
+                                sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let run = try Hark.run(arguments)
+        #expect(run.status != 0, sourceLocation: sourceLocation)
+        #expect(run.stdout.isEmpty, "stdout: \(run.stdout)", sourceLocation: sourceLocation)
+        #expect(run.stderrLines.count == 1, "stderr: \(run.stderr)", sourceLocation: sourceLocation)
+        let line = run.stderrLines.first ?? ""
+        #expect(line.hasPrefix("hark: error: "), sourceLocation: sourceLocation)
+        if let name { #expect(line.contains(name), "\(line)", sourceLocation: sourceLocation) }
+        #expect(line.contains(text), "\(line)", sourceLocation: sourceLocation)
+    }
+
+    @Test func missingFile() throws {
+        try expectOneError(["analyze", "--json", dir.file("absent.wav")], naming: "absent.wav", containing: "no such file")
+    }
+
+    @Test func directory() throws {
+        try expectOneError(["analyze", "--json", dir.path], naming: dir.path, containing: "is a directory")
+    }
+
+    @Test func emptyFile() throws {
+        try expectOneError(["analyze", "--json", dir.write("empty.wav", [])], naming: "empty.wav", containing: "empty file")
+    }
+
+    @Test func randomBytes() throws {
+        var rng = SystemRandomNumberGenerator()
+        let path = dir.write("noise.bin", (0..<4096).map { _ in UInt8.random(in: 0...255, using: &rng) })
+        try expectOneError(["analyze", "--json", path], naming: "noise.bin", containing: "not an audio format")
+    }
+
+    @Test func headerCutShort() throws {
+        let path = dir.write("cut.wav", Array(wav(frames: 100).prefix(40)))
+        try expectOneError(["analyze", "--json", path], naming: "cut.wav", containing: "header")
+    }
+
+    @Test func zeroChannels() throws {
+        var bytes = wav(frames: 100)
+        bytes[22] = 0
+        try expectOneError(["analyze", "--json", dir.write("ch0.wav", bytes)], naming: "ch0.wav", containing: "0 channels")
+    }
+
+    @Test func zeroRate() throws {
+        try expectOneError(["analyze", "--json", dir.write("r0.wav", wav(frames: 100, rate: 0))], naming: "r0.wav",
+                           containing: "sample rate 0 Hz is outside")
+    }
+
+    @Test func unsupportedEncoding() throws {
+        try expectOneError(["analyze", "--json", dir.write("mp3.wav", wav(frames: 100, formatTag: 0x55))],
+                           naming: "mp3.wav", containing: "unsupported sample encoding")
+    }
+
+    @Test func nonNumericOption() throws {
+        let path = dir.write("ok.wav", wav(frames: 4800))
+        try expectOneError(["analyze", "--interval", "soon", path], naming: nil, containing: "'soon' is invalid for '--interval")
+        try expectOneError(["analyze", "--calibration", "x", path], naming: nil, containing: "--calibration")
+        try expectOneError(["generate", "sine", dir.file("a.wav"), "--rate", "fast"], naming: nil, containing: "--rate")
+    }
+
+    @Test func channelOutOfRange() throws {
+        let path = dir.write("stereo.wav", wav(frames: 4800, channels: 2))
+        try expectOneError(["analyze", "--json", "--channel", "3", path], naming: "stereo.wav", containing: "channel 3")
+    }
+
+    @Test func headerClaimingMoreThanTheFileHolds() throws {
+        // 1 s of audio under a header that promises 3 s.
+        let path = dir.write("short.wav", wav(frames: 48_000, declaredDataBytes: 288_000))
+        let run = try Hark.run(["analyze", "--json", path])
+        #expect(run.status == 0)
+        #expect(run.stderrLines.count == 1)
+        #expect(run.stderr.contains("hark: warning: \(path): header declares 3.000 s"))
+        #expect(run.stderr.contains("2.000 s missing"))
+        let report = try #require(run.jsonObjects.last ?? nil)
+        #expect(report["duration"] as? Double == 1)
+        #expect((report["warnings"] as? [String])?.count == 1)
+    }
+
+    @Test func oneBadFileAmongGoodOnes() throws {
+        let good = dir.write("good.wav", wav(frames: 4800))
+        let run = try Hark.run(["analyze", "--json", good, dir.file("missing.wav"), good])
+        #expect(run.status == 1)
+        #expect(run.jsonObjects.compactMap { $0?["class"] as? String }.filter { $0 == "report" }.count == 2)
+        #expect(run.stderrLines == ["hark: error: \(dir.file("missing.wav")): no such file"])
+    }
+
+    @Test func closedPipeEndsQuietly() throws {
+        let file = dir.file("long.wav")
+        _ = try Hark.run(["generate", "white", file, "--duration", "60", "--rate", "8000"])
+        let process = Process()
+        process.executableURL = Hark.executable
+        process.arguments = ["analyze", "--json", "--interval", "0.01", file]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let first = out.fileHandleForReading.availableData   // at least one line
+        try out.fileHandleForReading.close()                 // the reader goes away
+        process.waitUntilExit()
+        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(!first.isEmpty)
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 0)
+        #expect(errors.isEmpty, "\(errors)")
+    }
+}

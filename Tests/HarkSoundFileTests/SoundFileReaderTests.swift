@@ -1,0 +1,175 @@
+import Foundation
+import Testing
+@testable import HarkSoundFile
+
+@Suite struct SoundFileReaderTests {
+    let dir = TemporaryDirectory()
+
+    @Test func readsAPlainWav() throws {
+        let samples = toneSamples(4800)
+        let reader = try SoundFileReader(path: dir.write("a.wav", wavBytes(samples: samples)))
+        #expect(reader.sampleRate == 48_000 && reader.channels == 1 && reader.declaredFrames == 4800)
+        #expect(reader.formatDescription.contains("WAV") && reader.formatDescription.contains("16 bit"))
+        let got = try readAll(reader)
+        #expect(got.count == 4800)
+        #expect(zip(got, samples).allSatisfy { abs($0 - Float($1) / 32768) < 1e-6 })
+        #expect(reader.warnings.isEmpty)
+        #expect(try readAll(reader).isEmpty)   // stays at the end
+    }
+
+    @Test(arguments: [OutputFormat.Encoding.s16, .s24, .s32, .f32, .f64])
+    func wavEncodingsRoundTrip(encoding: OutputFormat.Encoding) throws {
+        try roundTrip(name: "x.wav", encoding: encoding, channels: 2, tolerance: encoding == .s16 ? 1e-4 : 1e-6)
+    }
+
+    @Test func flacOggAiffRoundTrip() throws {
+        try roundTrip(name: "x.flac", encoding: .s16, channels: 1, tolerance: 1e-4)
+        try roundTrip(name: "x24.flac", encoding: .s24, channels: 8, tolerance: 1e-6)
+        try roundTrip(name: "x.aiff", encoding: .s24, channels: 3, tolerance: 1e-6)
+        // Vorbis is lossy: compare energy, not samples.
+        try roundTrip(name: "x.ogg", encoding: .vorbis, channels: 2, tolerance: nil)
+    }
+
+    private func roundTrip(name: String, encoding: OutputFormat.Encoding, channels: Int, tolerance: Float?) throws {
+        let path = dir.file(name)
+        let format = try OutputFormat.forPath(path, encoding: encoding)
+        let writer = try SoundFileWriter(path: path, sampleRate: 44_100, channels: channels, format: format)
+        let frames = 22_050
+        var samples = [Float](repeating: 0, count: frames * channels)
+        for i in 0..<frames {
+            for c in 0..<channels {
+                samples[i * channels + c] = Float(0.4 * sin(2 * Double.pi * Double(300 * (c + 1)) * Double(i) / 44_100))
+            }
+        }
+        try samples.withUnsafeBufferPointer { try writer.write($0) }
+        try writer.finish()
+        let reader = try SoundFileReader(path: path)
+        #expect(reader.channels == channels && reader.sampleRate == 44_100)
+        let got = try readAll(reader, block: 777)
+        #expect(got.count == samples.count, "\(name)")
+        if let tolerance {
+            #expect(zip(got, samples).allSatisfy { abs($0 - $1) <= tolerance }, "\(name)")
+        } else {
+            let e1 = samples.reduce(0) { $0 + $1 * $1 }, e2 = got.reduce(0) { $0 + $1 * $1 }
+            #expect(abs(10 * log10(e2 / e1)) < 0.5, "\(name)")
+        }
+        #expect(reader.warnings.isEmpty, "\(name): \(reader.warnings)")
+    }
+
+    // MARK: bad input
+
+    @Test func missingFile() {
+        #expect(throws: SoundFileError.notFound(path: dir.file("nope.wav"))) {
+            try SoundFileReader(path: dir.file("nope.wav"))
+        }
+    }
+
+    @Test func directory() {
+        #expect(throws: SoundFileError.isDirectory(path: dir.path)) { try SoundFileReader(path: dir.path) }
+    }
+
+    @Test func emptyFile() {
+        let p = dir.write("empty.wav", [])
+        #expect(throws: SoundFileError.empty(path: p)) { try SoundFileReader(path: p) }
+    }
+
+    @Test func randomBytes() {
+        var rng = SystemRandomNumberGenerator()
+        let p = dir.write("random.wav", (0..<5000).map { _ in UInt8.random(in: 0...255, using: &rng) })
+        #expect {
+            try SoundFileReader(path: p)
+        } throws: { error in
+            guard case .unrecognisedFormat = error as? SoundFileError else { return false }
+            return (error as! SoundFileError).description.hasPrefix(p + ": not an audio format")
+        }
+    }
+
+    @Test func headerCutShort() {
+        let p = dir.write("short.wav", Array(wavBytes(samples: toneSamples(100)).prefix(30)))
+        #expect {
+            try SoundFileReader(path: p)
+        } throws: { error in
+            guard case .malformed(_, let detail) = error as? SoundFileError else { return false }
+            return detail.contains("data")
+        }
+    }
+
+    @Test func zeroChannelsAndZeroRate() {
+        var bytes = wavBytes(samples: toneSamples(100))
+        bytes[22] = 0; bytes[23] = 0
+        let zeroChannels = dir.write("ch0.wav", bytes)
+        #expect(throws: SoundFileError.noChannels(path: zeroChannels)) { try SoundFileReader(path: zeroChannels) }
+        let zeroRate = dir.write("rate0.wav", wavBytes(samples: toneSamples(100), rate: 0))
+        #expect(throws: SoundFileError.unsupportedSampleRate(path: zeroRate, rate: 0)) { try SoundFileReader(path: zeroRate) }
+    }
+
+    @Test func rateOutsideTheSupportedRange() {
+        let p = dir.write("4k.wav", wavBytes(samples: toneSamples(100), rate: 4000))
+        #expect(throws: SoundFileError.unsupportedSampleRate(path: p, rate: 4000)) { try SoundFileReader(path: p) }
+        #expect(SoundFileError.unsupportedSampleRate(path: p, rate: 4000).description
+            == "\(p): sample rate 4000 Hz is outside the supported 8000–192000 Hz")
+    }
+
+    @Test func nineChannels() {
+        let p = dir.write("9ch.wav", wavBytes(samples: toneSamples(90), channels: 9))
+        #expect(throws: SoundFileError.tooManyChannels(path: p, channels: 9)) { try SoundFileReader(path: p) }
+    }
+
+    @Test func unsupportedEncoding() {
+        let p = dir.write("mp3.wav", wavBytes(samples: toneSamples(100), formatTag: 0x55))
+        #expect(throws: SoundFileError.unsupportedEncoding(path: p, detail: "WAV format tag 0x0055 (MPEG Layer III)")) {
+            try SoundFileReader(path: p)
+        }
+    }
+
+    @Test func headerClaimingMoreThanTheFileHolds() throws {
+        // The header promises 2 s; the file holds 1 s (a recorder that stopped mid-write).
+        let p = dir.write("cut.wav", wavBytes(samples: toneSamples(48_000), declaredDataBytes: 192_000))
+        let reader = try SoundFileReader(path: p)
+        #expect(reader.declaredFrames == 96_000)
+        #expect(try readAll(reader).count == 48_000)
+        #expect(reader.warnings == [.truncated(path: p, declaredFrames: 96_000, availableFrames: 48_000, sampleRate: 48_000)])
+        #expect(reader.warnings[0].description.contains("header declares 2.000 s (96000 frames) but the file holds 1.000 s"))
+        #expect(reader.warnings[0].description.contains("1.000 s missing"))
+    }
+
+    @Test func unknownLengthPlaceholderIsNotAnError() throws {
+        let p = dir.write("stream.wav", wavBytes(samples: toneSamples(4800), declaredDataBytes: 0xFFFF_FFFF))
+        let reader = try SoundFileReader(path: p)
+        #expect(try readAll(reader).count == 4800)
+        #expect(reader.warnings.isEmpty)
+    }
+
+    @Test func unfinalisedHeaderIsRecovered() throws {
+        let samples = toneSamples(4800)
+        let p = dir.write("crashed.wav", wavBytes(samples: samples, declaredDataBytes: 0))
+        let reader = try SoundFileReader(path: p)
+        let got = try readAll(reader)
+        #expect(got.count == 4800)
+        #expect(zip(got, samples).allSatisfy { abs($0 - Float($1) / 32768) < 1e-6 })
+        #expect(reader.warnings == [.unfinalisedHeader(path: p, bytes: 9600)])
+    }
+
+    @Test func truncatedFlacReportsTheShortfall() throws {
+        let full = dir.file("full.flac")
+        let writer = try SoundFileWriter(path: full, sampleRate: 48_000, channels: 1, format: .init(container: .flac, encoding: .s16))
+        var rng = SystemRandomNumberGenerator()
+        let noise = (0..<96_000).map { _ in Float.random(in: -0.5...0.5, using: &rng) }
+        try noise.withUnsafeBufferPointer { try writer.write($0) }
+        try writer.finish()
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: full)))
+        let cut = dir.write("cut.flac", Array(bytes.prefix(bytes.count / 2)))
+        let reader = try SoundFileReader(path: cut)
+        let got = try readAll(reader)
+        #expect(got.count > 20_000 && got.count < 96_000)
+        #expect(reader.warnings.count == 1)
+        #expect(reader.warnings.first?.description.contains("missing") == true)
+    }
+
+    @Test func unreadableFile() throws {
+        guard getuid() != 0 else { return }   // root reads everything
+        let p = dir.write("locked.wav", wavBytes(samples: toneSamples(10)))
+        chmod(p, 0)
+        #expect(throws: SoundFileError.self) { try SoundFileReader(path: p) }
+    }
+}
