@@ -1,45 +1,170 @@
 import Foundation
 import HarkDSP
 
-func cpuSeconds() -> Double {
+// Hark's performance benchmarks. Every figure in one run, side by side, so ratios compare
+// like with like on the same machine at the same time. Run through `tools/bench`.
+//
+// Figures are audio seconds processed per CPU second ("× real time") on one thread, and for
+// `hark analyze` also wall time and peak resident memory of the process.
+
+struct Options {
+    var hark = ".build/release/hark"
+    var data = "Benchmarks/.data"
+    var seconds = 4.0          // CPU seconds per in-process measurement
+    var longFile = true
+}
+
+func parseOptions() -> Options {
+var options = Options()
+var arguments = CommandLine.arguments.dropFirst()
+while let a = arguments.popFirst() {
+    switch a {
+    case "--hark": options.hark = arguments.popFirst() ?? options.hark
+    case "--data": options.data = arguments.popFirst() ?? options.data
+    case "--seconds": options.seconds = Double(arguments.popFirst() ?? "") ?? options.seconds
+    case "--quick": options.longFile = false
+    case "--help", "-h":
+        print("usage: hark-bench [--hark PATH] [--data DIR] [--seconds CPU-SECONDS] [--quick]")
+        print("  --quick  skip the one-hour `hark analyze` measurement")
+        exit(0)
+    default:
+        FileHandle.standardError.write("hark-bench: unknown argument \(a)\n".data(using: .utf8)!)
+        exit(64)
+    }
+}
+return options
+}
+let options = parseOptions()
+
+func threadCPU() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
 }
 
+/// Runs `body` over `audioSeconds` of audio repeatedly for at least `options.seconds` of CPU;
+/// returns audio seconds per CPU second.
+func throughput(audioSeconds: Double, _ body: () -> Void) -> Double {
+    body()   // warm caches and lazy allocations
+    let start = threadCPU()
+    var audio = 0.0
+    repeat {
+        body()
+        audio += audioSeconds
+    } while threadCPU() - start < options.seconds
+    return audio / (threadCPU() - start)
+}
+
+func row(_ name: String, _ value: String) {
+    print(name.padding(toLength: 58, withPad: " ", startingAt: 0) + value)
+}
+
+let cpuName = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+    .split(separator: "\n").first { $0.hasPrefix("model name") }?
+    .split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
+print("Hark benchmarks: \(cpuName), \(ProcessInfo.processInfo.activeProcessorCount) cores, one thread used")
+print("× real time = audio seconds processed per CPU second")
+print("")
+// MARK: - hark analyze on a one-hour file
+
+struct ChildUsage {
+    var status: Int32
+    var wall: Double
+    var cpu: Double
+    var maxRSSMegabytes: Double
+}
+
+/// Peak resident memory of a running process, from /proc (VmHWM, in MB).
+///
+/// Not `ru_maxrss` from wait4: glibc's posix_spawn shares the parent's memory until exec, and
+/// Linux carries that high-water mark into the child's ru_maxrss, so it would report the
+/// benchmark's own footprint. VmHWM belongs to the image after exec.
+func peakRSS(of pid: pid_t) -> Double? {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+          let kB = Double(line.split(separator: " ").dropFirst().first ?? "") else { return nil }
+    return kB / 1024
+}
+
+/// Spawns `path args` with stdout to /dev/null and measures it.
+func measure(_ path: String, _ args: [String]) -> ChildUsage {
+    var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    let argv = ([path] + args).map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid: pid_t = 0
+    let start = Date()
+    let rc = posix_spawn(&pid, path, &actions, nil, argv, environ)
+    posix_spawn_file_actions_destroy(&actions)
+    guard rc == 0 else { return ChildUsage(status: -1, wall: 0, cpu: 0, maxRSSMegabytes: 0) }
+    var status: Int32 = 0
+    var usage = rusage()
+    var peak = 0.0
+    // Poll the peak until the child exits; VmHWM only grows, so the last reading is the peak
+    // up to 20 ms before exit (memory is constant by then in a streaming analysis).
+    while wait4(pid, &status, WNOHANG, &usage) == 0 {
+        if let p = peakRSS(of: pid) { peak = max(peak, p) }
+        usleep(20_000)
+    }
+    let wall = Date().timeIntervalSince(start)
+    let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) * 1e-6
+        + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) * 1e-6
+    return ChildUsage(status: status, wall: wall, cpu: cpu, maxRSSMegabytes: peak)
+}
+
+if options.longFile {
+    print("hark analyze, as a separate process (stdout to /dev/null):")
+    let file = options.data + "/pink-1h-48k.flac"
+    if !FileManager.default.fileExists(atPath: file) {
+        print("\n(generating \(file) once: one hour of pink noise, 48 kHz 16-bit FLAC)")
+        let g = measure(options.hark, ["generate", "pink", file, "--duration", "3600", "--level", "-30", "--seed", "1"])
+        guard g.status == 0 else { print("generation failed"); exit(1) }
+    }
+    print("")
+    for (label, args) in [("hark analyze (summary)", ["analyze", file]),
+                          ("hark analyze --json (3600 level lines)", ["analyze", "--json", file])] {
+        let u = measure(options.hark, args)
+        guard u.status == 0 else { print("\(label): exit status \(u.status)"); exit(1) }
+        row("\(label), 1 h 48 kHz FLAC",
+            String(format: "%6.0f× real time (wall %.1f s, CPU %.1f s), peak RSS %.1f MB", 3600 / u.wall, u.wall, u.cpu, u.maxRSSMegabytes))
+    }
+}
+
+// MARK: - in-process throughput
+
 let rate = 48_000.0
-var pink = PinkNoiseGenerator(rms: 0.1, sampleRate: rate, seed: 1)
-var signal = [Float](repeating: 0, count: Int(rate * 60))
-signal.withUnsafeMutableBufferPointer { pink.render(into: $0) }
-func run(_ name: String, _ signal: [Float]) {
-let meter = LevelMeter(sampleRate: rate)
-let t0 = cpuSeconds()
-var audio = 0.0
-while cpuSeconds() - t0 < 5 {
-    signal.withUnsafeBufferPointer { buf in
-        var i = 0
-        while i < buf.count {
-            let n = min(4096, buf.count - i)
-            meter.process(UnsafeBufferPointer(rebasing: buf[i..<(i + n)]))
-            i += n
+let minute = Int(rate * 60)
+func render<G: SignalGenerator>(_ g: inout G, _ count: Int) -> [Float] {
+    var out = [Float](repeating: 0, count: count)
+    out.withUnsafeMutableBufferPointer { g.render(into: $0) }
+    return out
+}
+var pinkGen = PinkNoiseGenerator(rms: 0.05, sampleRate: rate, seed: 1)
+let pink = render(&pinkGen, minute)
+var toneGen = SineGenerator(frequency: 1000, amplitude: 0.9, sampleRate: rate)
+let tone = render(&toneGen, minute)
+
+func meterRun(_ signal: [Float]) -> () -> Void {
+    let meter = LevelMeter(sampleRate: rate)
+    return {
+        signal.withUnsafeBufferPointer { buf in
+            var i = 0
+            while i < buf.count {
+                let n = min(4096, buf.count - i)
+                meter.process(UnsafeBufferPointer(rebasing: buf[i..<(i + n)]))
+                i += n
+            }
         }
     }
-    audio += 60
 }
-let cpu = cpuSeconds() - t0
-print("meter \(name): \(Int(audio / cpu))x real time")
+
+print("\nIn process:")
+row("LevelMeter, 48 kHz mono pink noise", String(format: "%6.0f× real time", throughput(audioSeconds: 60, meterRun(pink))))
+row("LevelMeter, 48 kHz mono 1 kHz tone at −1 dBFS (worst case)", String(format: "%6.0f× real time", throughput(audioSeconds: 60, meterRun(tone))))
+for measured in [false, true] {
+    let bands = try ThirdOctaveBands(sampleRate: rate, planning: measured ? .measure : .estimate)
+    let speed = throughput(audioSeconds: 60) { pink.withUnsafeBufferPointer { bands.process($0) } }
+    row("ThirdOctaveBands, 48 kHz, \(measured ? "FFTW_MEASURE " : "FFTW_ESTIMATE") plan", String(format: "%6.0f× real time", speed))
 }
-run("pink", signal)
-var sine = SineGenerator(frequency: 1000, amplitude: 0.9, sampleRate: rate)
-signal.withUnsafeMutableBufferPointer { sine.render(into: $0) }
-run("tone", signal)
-do {
-    let bands = try ThirdOctaveBands(sampleRate: rate, planning: .measure)
-    let t0 = cpuSeconds()
-    var audio = 0.0
-    while cpuSeconds() - t0 < 3 {
-        signal.withUnsafeBufferPointer { bands.process($0) }
-        audio += 60
-    }
-    print("bands: \(Int(audio / (cpuSeconds() - t0)))x real time")
-}
+
