@@ -56,17 +56,25 @@ struct HeaderProbe {
         return bytes.reduce(0) { $0 << 8 | UInt64($1) }
     }
 
+    /// Visits the chunks after a 12-byte RIFF/FORM header until `visit` returns false, the file
+    /// ends, or 64 chunks have gone by. Odd input ends the walk quietly: libsndfile reports
+    /// real errors.
+    private static func forEachChunk(bigEndian: Bool, read: (Int64, Int) -> [UInt8]?,
+                                     visit: (_ id: String, _ size: Int64, _ body: Int64) -> Bool) {
+        var offset: Int64 = 12
+        for _ in 0..<64 {
+            guard let h = read(offset, 8) else { return }
+            let size = Int64(integer(h[4..<8], bigEndian: bigEndian))
+            guard visit(String(decoding: h[0..<4], as: UTF8.self), size, offset + 8), size < 0xFFFF_FFFF else { return }
+            offset += 8 + size + (size & 1)
+        }
+    }
+
     private static func probeWave(bigEndian: Bool, rf64: Bool, fileSize: Int64,
                                   read: (Int64, Int) -> [UInt8]?) -> HeaderProbe {
         var result = HeaderProbe()
         var ds64DataSize: Int64?
-        var offset: Int64 = 12
-        // Walk the chunks; give up quietly on anything odd (libsndfile reports real errors).
-        for _ in 0..<64 {
-            guard let h = read(offset, 8) else { break }
-            let chunk = String(decoding: h[0..<4], as: UTF8.self)
-            let size = Int64(integer(h[4..<8], bigEndian: bigEndian))
-            let body = offset + 8
+        forEachChunk(bigEndian: bigEndian, read: read) { chunk, size, body in
             switch chunk {
             case "ds64":
                 if let d = read(body, 16) { ds64DataSize = Int64(integer(d[8..<16], bigEndian: false)) }
@@ -93,24 +101,18 @@ struct HeaderProbe {
                 if let declared, let align = result.waveFormat?.blockAlign, align > 0 {
                     result.declaredFrames = declared / Int64(align)
                 }
-                return result
+                return false
             default:
                 break
             }
-            guard size < 0xFFFF_FFFF else { break }
-            offset = body + size + (size & 1)
+            return true
         }
         return result
     }
 
     private static func probeAIFF(fileSize: Int64, read: (Int64, Int) -> [UInt8]?) -> HeaderProbe {
         var result = HeaderProbe()
-        var offset: Int64 = 12
-        for _ in 0..<64 {
-            guard let h = read(offset, 8) else { break }
-            let chunk = String(decoding: h[0..<4], as: UTF8.self)
-            let size = Int64(integer(h[4..<8], bigEndian: true))
-            let body = offset + 8
+        forEachChunk(bigEndian: true, read: read) { chunk, _, body in
             if chunk == "COMM", let c = read(body, 8) {
                 result.declaredFrames = Int64(integer(c[2..<6], bigEndian: true))
             } else if chunk == "SSND", let s = read(body, 4) {
@@ -118,7 +120,7 @@ struct HeaderProbe {
                 result.dataOffset = dataOffset
                 result.availableDataBytes = max(0, fileSize - dataOffset)
             }
-            offset = body + size + (size & 1)
+            return true
         }
         return result
     }

@@ -173,3 +173,33 @@ import Testing
         #expect(throws: SoundFileError.self) { try SoundFileReader(path: p) }
     }
 }
+
+@Suite struct TruncatedContainerTests {
+    let dir = TemporaryDirectory()
+
+    /// Writes a valid file of `frames` frames, then cuts it to `keep` of its bytes.
+    private func truncated(_ name: String, format: OutputFormat, frames: Int, keep: Double) throws -> String {
+        let full = dir.file("full-" + name)
+        let writer = try SoundFileWriter(path: full, sampleRate: 48_000, channels: 2, format: format)
+        let samples = (0..<(frames * 2)).map { Float(0.3 * sin(Double($0) * 0.01)) }
+        try samples.withUnsafeBufferPointer { try writer.write($0) }
+        try writer.finish()
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: full)))
+        return dir.write(name, Array(bytes.prefix(Int(Double(bytes.count) * keep))))
+    }
+
+    @Test func truncatedAIFFAnd24BitWAVAreReportedToo() throws {
+        for (name, container) in [("cut.aiff", OutputFormat.Container.aiff), ("cut.wav", .wav)] {
+            let path = try truncated(name, format: .init(container: container, encoding: .s24), frames: 48_000, keep: 0.5)
+            let reader = try SoundFileReader(path: path)
+            let got = try readAll(reader).count / 2
+            #expect(got > 20_000 && got < 48_000, "\(name)")
+            #expect(reader.declaredFrames == 48_000, "\(name)")
+            guard case .truncated(_, 48_000, let available, 48_000)? = reader.warnings.first else {
+                Issue.record("\(name): \(reader.warnings)")
+                continue
+            }
+            #expect(available == Int64(got))
+        }
+    }
+}

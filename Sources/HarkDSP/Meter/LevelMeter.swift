@@ -39,8 +39,6 @@ public final class LevelMeter {
     private var histogram = LevelHistogram()
     private var peak = TruePeakDetector()
     private var cWeighted: [Float] = []
-    /// Working buffer for one segment of the A path.
-    private var scratch: [Double]
 
     private let settlingSamples: Int
     private let statisticsSamples: Int
@@ -60,7 +58,6 @@ public final class LevelMeter {
         settlingSamples = Int((Self.settlingTime * sampleRate).rounded())
         statisticsSamples = max(1, Int((Self.statisticsPeriod * sampleRate).rounded()))
         untilStatistic = statisticsSamples
-        scratch = [Double](repeating: 0, count: statisticsSamples)
     }
 
     /// Feeds a block of mono samples.
@@ -73,7 +70,7 @@ public final class LevelMeter {
             var done = 0
             while done < count {
                 // Segments end where the percentile sampler or the settling boundary needs them.
-                var n = min(count - done, untilStatistic)   // ≤ scratch.count
+                var n = min(count - done, untilStatistic)
                 let settled = age >= settlingSamples
                 if !settled { n = min(n, settlingSamples - age) }
                 filterSegment(input + done, cOut.baseAddress! + done, n, trackMinimum: settled, into: &block)
@@ -98,19 +95,13 @@ public final class LevelMeter {
         samples.withUnsafeBufferPointer { process($0) }
     }
 
-    /// Filters one segment (at most a statistics period long) and updates `acc`.
+    /// Filters one segment (up to the next percentile sample or the settling boundary).
     @inline(__always)
     private func filterSegment(_ x: UnsafePointer<Float>, _ cOut: UnsafeMutablePointer<Float>, _ n: Int,
                                trackMinimum: Bool, into acc: inout LevelAccumulator) {
-        var k = kernel
         var averages = (fast: fastA, slow: slowA)
-        scratch.withUnsafeMutableBufferPointer { buffer in
-            let a = buffer.baseAddress!
-            k.weightFrontAndC(x, aIn: a, c: cOut, n, into: &acc)
-            k.weightAAndAverage(a, n, trackMinimum: trackMinimum, averages: &averages,
-                                alphas: (alphaFast, alphaSlow), into: &acc)
-        }
-        kernel = k
+        kernel.process(x, c: cOut, n, trackMinimum: trackMinimum, averages: &averages,
+                       alphas: (alphaFast, alphaSlow), into: &acc)
         (fastA, slowA) = averages
     }
 
