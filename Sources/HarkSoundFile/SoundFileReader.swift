@@ -55,6 +55,10 @@ public final class SoundFileReader {
         var opened: OpaquePointer
         do {
             opened = try Self.open(path: path, info: &info)
+        } catch where (st.st_mode & S_IFMT) == S_IFIFO {
+            // libsndfile reads WAV, AU and raw from a pipe, but FLAC, Ogg and others need to seek.
+            if case .unrecognisedFormat = error { throw error }
+            throw .unreadable(path: path, reason: "this format cannot be read from a pipe (\(error.reason)); save it to a file first")
         } catch {
             // libsndfile calls a WAV format tag it does not know a "malformed fmt chunk"; the
             // probe can say which encoding it is.

@@ -155,3 +155,61 @@ import Testing
         #expect(errors.isEmpty, "\(errors)")
     }
 }
+
+@Suite struct AnalyzeInputTests {
+    let dir = TemporaryDirectory()
+
+    @Test(arguments: [8_000, 192_000])
+    func extremeRates(rate: Int) throws {
+        let file = dir.file("r\(rate).flac")
+        #expect(try Hark.run(["generate", "sine", file, "--rate", String(rate), "--frequency", "1000", "--duration", "2"]).status == 0)
+        let run = try Hark.run(["analyze", "--json", file])
+        #expect(run.status == 0, "\(run.stderr)")
+        let report = try #require(run.jsonObjects.last ?? nil)
+        #expect(abs((report["LAeq"] as? Double ?? 0) + 20) < 0.02)
+        let bands = try #require(report["bands"] as? [String: Any])
+        #expect(bands.count == (rate == 8_000 ? 21 : 28))
+    }
+
+    /// Feeds `bytes` to `hark analyze --json /dev/stdin` through a pipe.
+    private func analysePiped(_ bytes: Data) throws -> (Int32, String, String) {
+        let process = Process()
+        process.executableURL = Hark.executable
+        process.arguments = ["analyze", "--json", "/dev/stdin"]
+        let input = Pipe(), out = Pipe(), err = Pipe()
+        process.standardInput = input
+        process.standardOutput = out
+        process.standardError = err
+        // hark may stop reading early (that is what one test checks); the write must then fail
+        // with EPIPE instead of killing the test process.
+        signal(SIGPIPE, SIG_IGN)
+        try process.run()
+        let writer = Thread {
+            try? input.fileHandleForWriting.write(contentsOf: bytes)
+            try? input.fileHandleForWriting.close()
+        }
+        writer.start()
+        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+    }
+
+    @Test func wavFromAPipe() throws {
+        let (status, out, err) = try analysePiped(Data(wav(frames: 48_000)))
+        #expect(status == 0, "\(err)")
+        #expect(out.contains(#""class":"report""#) && out.contains(#""duration":1.000"#))
+    }
+
+    @Test func flacFromAPipeIsExplained() throws {
+        let file = dir.file("x.flac")
+        _ = try Hark.run(["generate", "pink", file, "--duration", "1"])
+        let (status, out, err) = try analysePiped(try Data(contentsOf: URL(fileURLWithPath: file)))
+        #expect(status == 1 && out.isEmpty)
+        #expect(err.contains("cannot be read from a pipe"))
+    }
+
+    @Test func endlessDeviceIsRefusedNotHung() throws {
+        let run = try Hark.run(["analyze", "/dev/zero"])
+        #expect(run.status == 1 && run.stderr.contains("/dev/zero: not an audio format"))
+    }
+}

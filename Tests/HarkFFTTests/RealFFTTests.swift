@@ -72,3 +72,20 @@ import Testing
         }
     }
 }
+
+@Suite struct MeasuredPlanTests {
+    @Test func measuredPlanComputesTheSameSpectrum() throws {
+        let a = try RealFFT(size: 4096, planning: .estimate)
+        let b = try RealFFT(size: 4096, planning: .measure)
+        for n in 0..<4096 {
+            let x = Float(sin(Double(n) * 0.3) + 0.5 * cos(Double(n) * 1.7))
+            a.input[n] = x
+            b.input[n] = x
+        }
+        a.forward()
+        b.forward()
+        for k in 0..<a.binCount {
+            #expect(abs(a.spectrum[k].x - b.spectrum[k].x) < 2e-3 && abs(a.spectrum[k].y - b.spectrum[k].y) < 2e-3)
+        }
+    }
+}

@@ -203,3 +203,47 @@ import Testing
         }
     }
 }
+
+@Suite struct WaveVariantTests {
+    let dir = TemporaryDirectory()
+
+    /// A WAVE_FORMAT_EXTENSIBLE header (fmt chunk of 40 bytes) around 24-bit PCM samples.
+    private func extensible24(_ values: [Int32], channels: Int = 2, declaredDataBytes: Int? = nil) -> [UInt8] {
+        let data = values.flatMap { v in (0..<3).map { UInt8((Int(v) >> (8 * $0)) & 0xFF) } }
+        let align = channels * 3
+        var out: [UInt8] = Array("RIFF".utf8) + le32(60 + data.count) + Array("WAVE".utf8)
+        out += Array("fmt ".utf8) + le32(40) + le16(0xFFFE) + le16(channels) + le32(48_000) + le32(48_000 * align)
+        out += le16(align) + le16(24) + le16(22) + le16(24) + le32(channels == 2 ? 3 : 4)
+        // KSDATAFORMAT_SUBTYPE_PCM: 00000001-0000-0010-8000-00aa00389b71
+        out += [0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71]
+        out += Array("data".utf8) + le32(declaredDataBytes ?? data.count) + data
+        return out
+    }
+
+    @Test func extensibleTwentyFourBit() throws {
+        let values: [Int32] = (0..<2000).map { Int32(4_000_000 * sin(Double($0 / 2) * 0.05)) * ($0 % 2 == 0 ? 1 : -1) }
+        let reader = try SoundFileReader(path: dir.write("ext.wav", extensible24(values)))
+        #expect(reader.channels == 2 && reader.declaredFrames == 1000)
+        let got = try readAll(reader)
+        #expect(zip(got, values).allSatisfy { abs($0 - Float($1) / 8_388_608) < 1e-6 })
+    }
+
+    @Test func unfinalisedExtensibleIsRecovered() throws {
+        let values: [Int32] = (0..<2000).map { Int32($0 * 1000) }
+        let path = dir.write("ext0.wav", extensible24(values, declaredDataBytes: 0))
+        let reader = try SoundFileReader(path: path)
+        let got = try readAll(reader)
+        #expect(got.count == 2000)
+        #expect(abs(got[1999] - Float(1_999_000) / 8_388_608) < 1e-6)
+        #expect(reader.warnings == [.unfinalisedHeader(path: path, bytes: 6000)])
+    }
+
+    @Test func eightBitIsUnsigned() throws {
+        // 8-bit WAV stores 128 as zero.
+        var out: [UInt8] = Array("RIFF".utf8) + le32(36 + 4) + Array("WAVE".utf8)
+        out += Array("fmt ".utf8) + le32(16) + le16(1) + le16(1) + le32(8000) + le32(8000) + le16(1) + le16(8)
+        out += Array("data".utf8) + le32(4) + [128, 255, 0, 192]
+        let got = try readAll(try SoundFileReader(path: dir.write("u8.wav", out)))
+        #expect(got == [0, 127.0 / 128, -1, 0.5])
+    }
+}
