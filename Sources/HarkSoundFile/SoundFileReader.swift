@@ -20,7 +20,8 @@ public final class SoundFileReader {
     public let path: String
     public let sampleRate: Int
     public let channels: Int
-    /// Frames the file declares (or libsndfile counted); the stream may end earlier.
+    /// Frames the file declares (or libsndfile counted), 0 when unknown; the stream may end
+    /// earlier.
     public let declaredFrames: Int64
     /// Human-readable container and encoding, e.g. "WAV (Microsoft), Signed 16 bit PCM".
     public let formatDescription: String
@@ -90,8 +91,9 @@ public final class SoundFileReader {
         sampleRate = Int(info.samplerate)
         channels = Int(info.channels)
         formatDescription = Self.describe(format: info.format)
-        // Prefer the header's own claim: libsndfile trims it to what the file holds.
-        var declared = Int64(info.frames)
+        // Prefer the header's own claim: libsndfile trims it to what the file holds. On a stream
+        // of unknown length libsndfile reports SF_COUNT_MAX, which declares nothing.
+        var declared = info.frames >= Int64.max / 2 ? 0 : Int64(info.frames)
         if unfinalised == nil, let claimed = probe.declaredFrames, claimed > declared { declared = claimed }
         declaredFrames = declared
         if let bytes = unfinalised { warnings.append(.unfinalisedHeader(path: path, bytes: bytes)) }

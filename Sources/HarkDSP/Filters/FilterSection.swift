@@ -5,7 +5,8 @@ import Foundation
 ///     H(z) = (b0 + b1 z⁻¹ + b2 z⁻² + b3 z⁻³ + b4 z⁻⁴) / (1 + a1 z⁻¹ + a2 z⁻²)
 ///
 /// A plain biquad leaves `b3` and `b4` at zero. The wider numerator exists for the matched
-/// high-frequency sections of the weighting filters (see ``FrequencyWeighting``).
+/// high-frequency sections of the weighting filters (see ``FrequencyWeighting``). This type
+/// describes a filter (design, frequency response); the meter runs it through `MeterKernel`.
 public struct FilterSection: Sendable, Equatable {
     public var b0, b1, b2, b3, b4: Double
     public var a1, a2: Double
@@ -32,37 +33,7 @@ public struct FilterSection: Sendable, Equatable {
     }
 }
 
-/// The running state of a ``FilterSection`` in transposed direct form II.
-///
-/// Transposed DF-II keeps the states small (they hold partial sums, not raw history), which
-/// is what double precision needs for the low-frequency poles of the weighting filters.
-public struct FilterState: Sendable {
-    var s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0
-    public init() {}
-}
-
 extension FilterSection {
-    /// Filters one sample.
-    @inline(__always)
-    func tick(_ x: Double, _ s: inout FilterState) -> Double {
-        let y = b0 * x + s.s1
-        s.s1 = b1 * x - a1 * y + s.s2
-        s.s2 = b2 * x - a2 * y + s.s3
-        s.s3 = b3 * x + s.s4
-        s.s4 = b4 * x
-        return y
-    }
-
-    /// Filters one sample through a section whose `b3` and `b4` are zero (a plain biquad),
-    /// skipping the unused half of the state.
-    @inline(__always)
-    func tickBiquad(_ x: Double, _ s: inout FilterState) -> Double {
-        let y = b0 * x + s.s1
-        s.s1 = b1 * x - a1 * y + s.s2
-        s.s2 = b2 * x - a2 * y
-        return y
-    }
-
     /// Whether the numerator is at most 2nd order.
     var isBiquad: Bool { b3 == 0 && b4 == 0 }
 }

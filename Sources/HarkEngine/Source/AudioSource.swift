@@ -28,7 +28,7 @@ public final class SoundFileSource: AudioSource {
     public var name: String { reader.path }
     public var sampleRate: Int { reader.sampleRate }
     public var channels: Int { reader.channels }
-    public var expectedFrames: Int64? { reader.declaredFrames }
+    public var expectedFrames: Int64? { reader.declaredFrames > 0 ? reader.declaredFrames : nil }
     public var formatDescription: String { reader.formatDescription }
     public var warnings: [String] { reader.warnings.map(\.description) }
 
