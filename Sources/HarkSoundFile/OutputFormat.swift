@@ -45,6 +45,18 @@ public struct OutputFormat: Equatable, Sendable, CustomStringConvertible {
         return format
     }
 
+    /// The format matching a libsndfile format code, if Hark writes it.
+    init?(sndfileFormat code: Int32) {
+        let major = Int(code) & SF_FORMAT_TYPEMASK, minor = Int(code) & SF_FORMAT_SUBMASK
+        let containers: [Int: Container] = [SF_FORMAT_WAV: .wav, SF_FORMAT_FLAC: .flac, SF_FORMAT_OGG: .ogg,
+                                            SF_FORMAT_AIFF: .aiff, SF_FORMAT_RAW: .raw]
+        let encodings: [Int: Encoding] = [SF_FORMAT_PCM_16: .s16, SF_FORMAT_PCM_24: .s24, SF_FORMAT_PCM_32: .s32,
+                                          SF_FORMAT_FLOAT: .f32, SF_FORMAT_DOUBLE: .f64, SF_FORMAT_VORBIS: .vorbis]
+        guard let c = containers[major], let e = encodings[minor] else { return nil }
+        self.init(container: c, encoding: e)
+        guard isValid else { return nil }
+    }
+
     var sndfileFormat: Int32 {
         let major: Int
         switch container {

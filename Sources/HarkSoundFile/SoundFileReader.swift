@@ -25,6 +25,8 @@ public final class SoundFileReader {
     public let declaredFrames: Int64
     /// Human-readable container and encoding, e.g. "WAV (Microsoft), Signed 16 bit PCM".
     public let formatDescription: String
+    /// The file's type and encoding as an ``OutputFormat``, when Hark can write the same.
+    public let outputFormat: OutputFormat?
     /// Frames delivered so far.
     public private(set) var framesRead: Int64 = 0
     /// What was wrong but did not stop reading. Complete once ``read(into:)`` has returned 0.
@@ -91,6 +93,7 @@ public final class SoundFileReader {
         sampleRate = Int(info.samplerate)
         channels = Int(info.channels)
         formatDescription = Self.describe(format: info.format)
+        outputFormat = OutputFormat(sndfileFormat: info.format)
         // Prefer the header's own claim: libsndfile trims it to what the file holds. On a stream
         // of unknown length libsndfile reports SF_COUNT_MAX, which declares nothing.
         var declared = info.frames >= Int64.max / 2 ? 0 : Int64(info.frames)

@@ -16,7 +16,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ["sine", "sweep", "white", "pink", "burst", "silence", "calibrator"])
+    @Test(arguments: ["sine", "sweep", "white", "pink", "burst", "silence", "calibrator", "music"])
     func everyKindWritesAReadableFile(kind: String) throws {
         for name in ["x.wav", "x.flac", "x.ogg"] {
             let file = dir.file(kind + name)

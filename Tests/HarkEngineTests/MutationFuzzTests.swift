@@ -65,7 +65,7 @@ import Testing
         var refused = 0, analysed = 0
         for i in 0..<Self.iterations {
             let path = dir + "/m\(i).wav"
-            FileManager.default.createFile(atPath: path, contents: Data(mutate(seed, &rng)))
+            _ = FileManager.default.createFile(atPath: path, contents: Data(mutate(seed, &rng)))
             do {
                 let source = try SoundFileSource(path: path)
                 let out = try events(source, .init(interval: 0.05))

@@ -16,7 +16,7 @@ final class TemporaryDirectory {
 
     func write(_ name: String, _ bytes: [UInt8]) -> String {
         let p = file(name)
-        FileManager.default.createFile(atPath: p, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: p, contents: Data(bytes))
         return p
     }
 }

@@ -7,6 +7,24 @@ public enum AnalysisEvent: Sendable, Equatable {
     case level(LevelEvent)
     /// The figures of a whole recording.
     case report(ReportEvent)
+    /// A verified watermark.
+    case detection(DetectionEvent)
+}
+
+/// A watermark found in a source (`"class":"detection"`).
+public struct DetectionEvent: Sendable, Equatable {
+    public var source: String
+    public var detection: WatermarkDetection
+
+    public init(source: String, detection: WatermarkDetection) {
+        self.source = source
+        self.detection = detection
+    }
+
+    /// One line for people.
+    public static func summary(_ source: String, _ d: WatermarkDetection) -> String {
+        String(format: "%@: payload %@ at %.2f s (copy from %.2f s), score %.1f", source, d.payload.hex, d.time, d.start, d.score)
+    }
 }
 
 /// Levels over one interval (`"class":"level"`).

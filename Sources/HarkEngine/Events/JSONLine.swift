@@ -88,6 +88,16 @@ extension AnalysisEvent {
             j.add("LCpeak", l.LCpeak, decimals: 2)
             j.add("LAeq", l.LAeq, decimals: 2)
             j.add("LAFmax", l.LAFmax, decimals: 2)
+        case .detection(let e):
+            let d = e.detection
+            j.add("class", "detection")
+            j.add("file", e.source)
+            j.add("payload", d.payload.hex)
+            j.add("t", d.time, decimals: 3)
+            j.add("start", d.start, decimals: 3)
+            j.add("confidence", d.confidence, decimals: 6)
+            j.add("score", d.score, decimals: 2)
+            j.add("copies", d.copies)
         case .report(let e):
             let m = e.meter
             j.add("class", "report")

@@ -9,7 +9,8 @@ struct Generate: ParsableCommand {
         abstract: "Write a test signal to an audio file.",
         discussion: """
         KIND is one of: sine, sweep (logarithmic, --from → --to), white, pink, burst (tone \
-        bursts of --burst seconds every --period), silence, calibrator (1 kHz). --level is the \
+        bursts of --burst seconds every --period), silence, calibrator (1 kHz), music (a \
+        synthetic chord/melody/drum pattern, for watermark benches). --level is the \
         RMS level in dB re a full-scale sine (so a sine at 0 dB peaks at full scale; for bursts, \
         the level while the tone is on). The output type follows the name: .wav, .flac, .ogg, \
         .aiff, or .raw (headerless little-endian, for ALSA's file plugin). The same options and \
@@ -17,7 +18,7 @@ struct Generate: ParsableCommand {
         """)
 
     enum Kind: String, ExpressibleByArgument, CaseIterable {
-        case sine, sweep, white, pink, burst, silence, calibrator
+        case sine, sweep, white, pink, burst, silence, calibrator, music
     }
 
     @Argument(help: ArgumentHelp("What to generate.", valueName: "kind"))
@@ -77,7 +78,7 @@ struct Generate: ParsableCommand {
         switch kind {
         case .sine, .burst: used = [("--frequency", frequency)]
         case .sweep: used = [("--from", from), ("--to", sweepEnd)]
-        case .white, .pink, .silence, .calibrator: used = []
+        case .white, .pink, .silence, .calibrator, .music: used = []
         }
         for (name, f) in used {
             guard f.isFinite, f > 0, f < nyquist else {
@@ -115,6 +116,8 @@ struct Generate: ParsableCommand {
                                            burst: burst, period: period, sampleRate: sampleRate)
         case .silence:
             generator = SilenceGenerator()
+        case .music:
+            generator = MusicGenerator(rms: Decibels.rms(level: level), sampleRate: sampleRate, seed: seed)
         }
         let writer: SoundFileWriter
         do {

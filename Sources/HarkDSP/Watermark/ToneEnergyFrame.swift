@@ -1,0 +1,115 @@
+import Foundation
+
+/// Normalised energy of narrow tones in one power spectrum: the energy of the three bins
+/// around a frequency over three times the local noise floor, capped.
+///
+/// The floor is the median power over ±60 Hz, computed on blocks of 16 bins and interpolated
+/// between block centres (a median around every tone would cost 50 times more). The cap keeps a
+/// host partial that happens to sit on a tone from outweighing everything else.
+struct ToneEnergyFrame {
+    static let cap: Float = 4
+    static let floorHalfWidth = 60.0
+    static let blockBins = 16
+
+    private(set) var power: [Float] = []
+    private var blockFloor: [Float] = []
+    private let binWidth: Double
+    private let firstBin: Int
+    private let lastBin: Int
+    private let halfWidthBins: Int
+    private var scratch: [Float] = []
+
+    init(binWidth: Double, lowestFrequency: Double, highestFrequency: Double) {
+        self.binWidth = binWidth
+        halfWidthBins = max(4, Int((Self.floorHalfWidth / binWidth).rounded()))
+        firstBin = max(1, Int(lowestFrequency / binWidth) - halfWidthBins - 2)
+        lastBin = Int(highestFrequency / binWidth) + halfWidthBins + 2
+    }
+
+    /// Takes the power spectrum (bins 0…) and computes the floor.
+    mutating func load(_ spectrum: UnsafeMutableBufferPointer<SIMD2<Float>>) {
+        let top = min(lastBin, spectrum.count - 1)
+        if power.count != spectrum.count { power = [Float](repeating: 0, count: spectrum.count) }
+        for k in firstBin...top {
+            let v = spectrum[k]
+            power[k] = v.x * v.x + v.y * v.y
+        }
+        let blocks = (top - firstBin) / Self.blockBins + 1
+        if blockFloor.count != blocks { blockFloor = [Float](repeating: 0, count: blocks) }
+        for b in 0..<blocks {
+            let centre = firstBin + b * Self.blockBins + Self.blockBins / 2
+            let lo = max(firstBin, centre - halfWidthBins), hi = min(top, centre + halfWidthBins)
+            scratch.removeAll(keepingCapacity: true)
+            for k in lo...hi { scratch.append(power[k]) }
+            blockFloor[b] = Self.median(&scratch)
+        }
+    }
+
+    /// The median of `values` (reordered in place), by Hoare's selection: linear time, where
+    /// sorting each window cost a quarter of the detector's time.
+    static func median(_ values: inout [Float]) -> Float {
+        let k = values.count / 2
+        var lo = 0, hi = values.count - 1
+        return values.withUnsafeMutableBufferPointer { v in
+            while lo < hi {
+                let pivot = v[(lo + hi) / 2]
+                var i = lo, j = hi
+                while i <= j {
+                    while v[i] < pivot { i += 1 }
+                    while v[j] > pivot { j -= 1 }
+                    if i <= j { v.swapAt(i, j); i += 1; j -= 1 }
+                }
+                if k <= j { hi = j } else if k >= i { lo = i } else { break }
+            }
+            return v[k]
+        }
+    }
+
+    private func floor(at k: Int) -> Float {
+        let position = Double(k - firstBin - Self.blockBins / 2) / Double(Self.blockBins)
+        let i = max(0, min(blockFloor.count - 1, Int(position.rounded(.down))))
+        let j = min(blockFloor.count - 1, i + 1)
+        let frac = Float(max(0, min(1, position - Double(i))))
+        return blockFloor[i] + (blockFloor[j] - blockFloor[i]) * frac
+    }
+
+    /// Where to read a tone: its centre bin and how to interpolate the floor there.
+    struct Probe {
+        var bin: Int32
+        var block: Int32
+        var next: Int32
+        var frac: Float
+    }
+
+    /// Precomputes the lookup for a tone at `frequency` Hz (the spectra's layout never changes).
+    func probe(at frequency: Double, spectrumBins: Int) -> Probe {
+        let k = Int((frequency / binWidth).rounded())
+        guard k - 1 >= firstBin, k + 1 < spectrumBins else { return Probe(bin: -1, block: 0, next: 0, frac: 0) }
+        let blocks = (min(lastBin, spectrumBins - 1) - firstBin) / Self.blockBins + 1
+        let position = Double(k - firstBin - Self.blockBins / 2) / Double(Self.blockBins)
+        let i = max(0, min(blocks - 1, Int(position.rounded(.down))))
+        let j = min(blocks - 1, i + 1)
+        return Probe(bin: Int32(k), block: Int32(i), next: Int32(j), frac: Float(max(0, min(1, position - Double(i)))))
+    }
+
+    /// Normalised energy at a probed tone (0 when there is no signal at all).
+    @inline(__always)
+    func energy(_ p: Probe) -> Float {
+        let k = Int(p.bin)
+        guard k >= 0 else { return 0 }
+        return power.withUnsafeBufferPointer { pw in
+            blockFloor.withUnsafeBufferPointer { bf in
+                let e = pw[k - 1] + pw[k] + pw[k + 1]
+                let a = bf[Int(p.block)], b = bf[Int(p.next)]
+                let f = 3 * (a + (b - a) * p.frac)
+                if f <= 0 { return e > 0 ? Self.cap : 0 }
+                return min(e / f, Self.cap)
+            }
+        }
+    }
+
+    /// Normalised energy at `frequency` Hz (0 when there is no signal at all).
+    func energy(at frequency: Double) -> Float {
+        energy(probe(at: frequency, spectrumBins: power.count))
+    }
+}

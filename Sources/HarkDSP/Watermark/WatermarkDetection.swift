@@ -1,0 +1,20 @@
+import Foundation
+
+/// A verified watermark: its payload passed the CRC and its score cleared the threshold.
+public struct WatermarkDetection: Sendable, Equatable {
+    public var payload: WatermarkPayload
+    /// Seconds of input after which the detection was confirmed.
+    public var time: Double
+    /// Estimated start of the payload copy that completed it, in seconds of input.
+    public var start: Double
+    /// Standardised score: chip-weighted sum over √(sum of squares). Unmarked audio exceeds z
+    /// with probability at most e^(−z²/2) per candidate, whatever the audio (docs/watermark.md).
+    public var score: Double
+    /// 1 − (bound on the probability that an hour of unmarked audio produces a score this
+    /// high), clamped to [0, 1].
+    public var confidence: Double
+    /// Copies of the payload combined (1 when one copy sufficed).
+    public var copies: Int
+    /// Clock ratio the detector assumed (1 + drift).
+    public var clockScale: Double
+}

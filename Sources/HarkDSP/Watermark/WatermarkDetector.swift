@@ -1,0 +1,274 @@
+import Foundation
+import HarkFFT
+
+/// Finds Hark watermarks in a stream of mono samples pushed in blocks of any size.
+///
+/// Every 50 ms it analyses the last 0.32 s (a 3 Hz-resolution spectrum), measures the energy
+/// of every candidate tone against its local noise floor, and keeps the tone-pair differences
+/// (side 1 − side 0) of recent frames. It then tries each alignment ending now: 1 to 4 copies of
+/// the payload, each of the 6 rotations of the symbol order, and clock-scale hypotheses
+/// covering ±0.2 %. The most promising candidates are decoded (Viterbi, CRC-16); a decoded
+/// payload is reported only if the standardised score of its whole codeword reaches
+/// ``threshold``, which bounds false detections on unmarked audio to 10⁻⁶ per hour.
+///
+/// Memory is constant (about 3 MB at 48 kHz). Not thread-safe.
+public final class WatermarkDetector {
+    public static let frameDuration = 0.32
+    public static let hopDuration = 0.05
+    public static let maxCopies = 4
+    /// Clock-offset hypotheses, as 1 + offset.
+    public static let clockScales: [Double] = stride(from: -0.002, through: 0.002, by: 0.0005).map { 1 + $0 }
+    /// Candidates decoded per hop.
+    static let decodesPerHop = 4
+    /// Candidates examined per hour of audio: hops × scales × copies × rotations.
+    public static let candidatesPerHour: Double =
+        3600 / hopDuration * Double(clockScales.count * maxCopies * WatermarkFormat.symbolsPerCopy)
+    /// Score needed to report: P(false detection per hour) ≤ candidates × 2³² × e^(−z²/2) ≤ 10⁻⁶.
+    public static let threshold: Double = {
+        let logCount = log(candidatesPerHour) + Double(WatermarkPayload.bitCount) * log(2.0) - log(1e-6)
+        return (2 * logCount).squareRoot()
+    }()
+    /// A payload already reported is not reported again until it has been absent this long.
+    public static let repeatInterval = 6.0
+
+    public let format: WatermarkFormat
+    public let sampleRate: Double
+
+    private let frameLength: Int
+    private let hopLength: Int
+    private let fft: RealFFT
+    private let window: [Float]
+    private var tones: ToneEnergyFrame
+    private var samples: [Float] = []
+    private var samplesStart = 0          // absolute index of samples[0]
+    private var nextFrameStart = 0        // absolute index where the next frame begins
+    private var frameCount = 0
+    /// Pair differences per frame: ring[frame % ringSize][scale][slot][position][pair] flattened.
+    private var ring: [[Float]]
+    private let ringSize: Int
+    private let framesPerSymbol: Int
+    private var lastReport: [WatermarkPayload: Double] = [:]
+    /// Side-0 and side-1 probes of every pair, for every scale, in ring order.
+    private var probes: [(ToneEnergyFrame.Probe, ToneEnergyFrame.Probe)] = []
+
+    private static var valuesPerScale: Int { WatermarkFormat.symbolsPerCopy * WatermarkFormat.pairsPerSymbol }
+    private static var bitsPerScale: Int { WatermarkFormat.symbolsPerCopy * WatermarkFormat.bitsPerSymbol }
+    /// Each ring entry: pair values for every scale, then per-bit sums of them (for the proxy).
+    private static var entrySize: Int { clockScales.count * (valuesPerScale + bitsPerScale + WatermarkFormat.symbolsPerCopy) }
+    private static var bitSumOffset: Int { clockScales.count * valuesPerScale }
+    /// Per (scale, slot): the sum of squares of that symbol's pair values.
+    private static var energyOffset: Int { clockScales.count * (valuesPerScale + bitsPerScale) }
+
+    public init(format: WatermarkFormat, sampleRate: Double) throws {
+        precondition(sampleRate >= 8_000)
+        self.format = format
+        self.sampleRate = sampleRate
+        let length = Int((Self.frameDuration * sampleRate).rounded())
+        frameLength = length
+        hopLength = Int((Self.hopDuration * sampleRate).rounded())
+        var size = 1024
+        while size < length { size *= 2 }
+        fft = try RealFFT(size: size)
+        window = (0..<length).map { Float(0.5 - 0.5 * cos(2 * Double.pi * (Double($0) + 0.5) / Double(length))) }
+        let maxScale = Self.clockScales.max()!, minScale = Self.clockScales.min()!
+        tones = ToneEnergyFrame(binWidth: sampleRate / Double(size),
+                                lowestFrequency: WatermarkFormat.lowestFrequency * minScale,
+                                highestFrequency: min(WatermarkFormat.highestFrequency * maxScale, 0.49 * sampleRate))
+        framesPerSymbol = Int((WatermarkFormat.symbolDuration / Self.hopDuration).rounded())
+        ringSize = (Self.maxCopies * WatermarkFormat.symbolsPerCopy) * framesPerSymbol + 1
+        ring = [[Float]](repeating: [Float](repeating: 0, count: Self.entrySize), count: ringSize)
+        for scale in Self.clockScales {
+            for slot in 0..<WatermarkFormat.symbolsPerCopy {
+                for position in 0..<WatermarkFormat.bitsPerSymbol {
+                    for pair in 0..<WatermarkFormat.pairsPerBit {
+                        let f = format.frequency[slot][position][pair]
+                        probes.append((tones.probe(at: f[0] * scale, spectrumBins: size / 2 + 1),
+                                       tones.probe(at: f[1] * scale, spectrumBins: size / 2 + 1)))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Bytes held by the detector's buffers (for the 10 MB budget).
+    public var stateBytes: Int {
+        ring.count * Self.entrySize * 4 + samples.capacity * 4 + fft.size * 12
+            + probes.count * MemoryLayout<(ToneEnergyFrame.Probe, ToneEnergyFrame.Probe)>.stride
+    }
+
+    /// Seconds of input consumed so far.
+    public var elapsed: Double { Double(samplesStart + samples.count) / sampleRate }
+
+    /// Adds samples; returns the detections they complete.
+    public func process(_ block: UnsafeBufferPointer<Float>) -> [WatermarkDetection] {
+        samples.append(contentsOf: block)
+        var found: [WatermarkDetection] = []
+        while nextFrameStart + frameLength <= samplesStart + samples.count {
+            analyseFrame(at: nextFrameStart - samplesStart)
+            if let d = search() { found.append(d) }
+            nextFrameStart += hopLength
+            frameCount += 1
+        }
+        let drop = nextFrameStart - samplesStart
+        if drop > 8 * hopLength {
+            samples.removeFirst(drop)
+            samplesStart += drop
+        }
+        return found
+    }
+
+    private func analyseFrame(at offset: Int) {
+        let input = fft.input
+        samples.withUnsafeBufferPointer { s in
+            for i in 0..<frameLength { input[i] = s[offset + i] * window[i] }
+        }
+        for i in frameLength..<fft.size { input[i] = 0 }
+        fft.forward()
+        tones.load(fft.spectrum)
+        let slotIndex = frameCount % ringSize
+        ring[slotIndex].withUnsafeMutableBufferPointer { out in
+            for (i, p) in probes.enumerated() {
+                out[i] = tones.energy(p.1) - tones.energy(p.0)
+            }
+            var b = Self.bitSumOffset
+            for v in stride(from: 0, to: Self.bitSumOffset, by: WatermarkFormat.pairsPerBit) {
+                out[b] = out[v] + out[v + 1] + out[v + 2]
+                b += 1
+            }
+            var e = Self.energyOffset
+            for v in stride(from: 0, to: Self.bitSumOffset, by: WatermarkFormat.pairsPerSymbol) {
+                var sum: Float = 0
+                for i in v..<(v + WatermarkFormat.pairsPerSymbol) { sum += out[i] * out[i] }
+                out[e] = sum
+                e += 1
+            }
+        }
+    }
+
+    private struct Candidate {
+        var scale: Int
+        var copies: Int
+        var rotation: Int
+        var proxy: Float
+    }
+
+    /// Tries every alignment ending at the newest frame.
+    private func search() -> WatermarkDetection? {
+        let S = WatermarkFormat.symbolsPerCopy
+        var candidates: [Candidate] = []
+        candidates.reserveCapacity(Self.clockScales.count * Self.maxCopies * S)
+        var bitSum = [Float](repeating: 0, count: WatermarkFormat.bitsPerSymbol)
+        let newest = frameCount
+        for copies in 1...Self.maxCopies {
+            let span = (copies * S - 1) * framesPerSymbol
+            guard newest - span >= 0 else { break }
+            for scale in 0..<Self.clockScales.count {
+                for rotation in 0..<S {
+                    // The best score any codeword could reach here: every pair of a coded bit
+                    // carries that bit's sign, so score ≤ Σ_bits |Σ pairs| / √(Σ pairs²).
+                    var bound: Float = 0, energy: Float = 0
+                    for slot in 0..<S {
+                        for p in 0..<WatermarkFormat.bitsPerSymbol { bitSum[p] = 0 }
+                        for c in 0..<copies {
+                            let frame = frameFor(slot: slot, rotation: rotation, copy: c, copies: copies, newest: newest)
+                            let base = Self.bitSumOffset + scale * Self.bitsPerScale + slot * WatermarkFormat.bitsPerSymbol
+                            let e = Self.energyOffset + scale * S + slot
+                            ring[frame % ringSize].withUnsafeBufferPointer { r in
+                                for p in 0..<WatermarkFormat.bitsPerSymbol { bitSum[p] += r[base + p] }
+                                energy += r[e]
+                            }
+                        }
+                        for p in 0..<WatermarkFormat.bitsPerSymbol { bound += abs(bitSum[p]) }
+                    }
+                    bound /= energy.squareRoot()
+                    // Candidates that cannot reach the threshold are not worth decoding.
+                    if Double(bound) >= Self.threshold {
+                        candidates.append(Candidate(scale: scale, copies: copies, rotation: rotation, proxy: bound))
+                    }
+                }
+            }
+        }
+        candidates.sort { $0.proxy > $1.proxy }
+        var best: WatermarkDetection?
+        for candidate in candidates.prefix(Self.decodesPerHop) {
+            if let d = decode(candidate, newest: newest), d.score > (best?.score ?? -1) { best = d }
+        }
+        guard let detection = best else { return nil }
+        if let last = lastReport[detection.payload], detection.time - last < Self.repeatInterval {
+            lastReport[detection.payload] = detection.time
+            return nil
+        }
+        lastReport[detection.payload] = detection.time
+        return detection
+    }
+
+    /// The frame holding `slot` of copy `copy` (0 = oldest) in a window of `copies` copies,
+    /// rotated so that the window's first symbol is slot `rotation`, ending at `newest`.
+    private func frameFor(slot: Int, rotation: Int, copy: Int, copies: Int, newest: Int) -> Int {
+        let S = WatermarkFormat.symbolsPerCopy
+        let j = copy * S + ((slot - rotation) % S + S) % S      // symbol index within the window
+        return newest - (copies * S - 1 - j) * framesPerSymbol
+    }
+
+    private func decode(_ c: Candidate, newest: Int) -> WatermarkDetection? {
+        let S = WatermarkFormat.symbolsPerCopy
+        let pps = WatermarkFormat.pairsPerSymbol
+        let base = c.scale * Self.valuesPerScale
+        // Per-copy pair values [copy][slot*pps + position*3 + pair].
+        var values = [[Float]](repeating: [Float](repeating: 0, count: S * pps), count: c.copies)
+        for copy in 0..<c.copies {
+            for slot in 0..<S {
+                let frame = frameFor(slot: slot, rotation: c.rotation, copy: copy, copies: c.copies, newest: newest)
+                ring[frame % ringSize].withUnsafeBufferPointer { r in
+                    for i in 0..<pps { values[copy][slot * pps + i] = r[base + slot * pps + i] }
+                }
+            }
+        }
+        var soft = [Float](repeating: 0, count: WatermarkFormat.codedBits)
+        for (i, p) in format.placement.enumerated() {
+            var s: Float = 0
+            for copy in 0..<c.copies {
+                let b = p.slot * pps + p.position * WatermarkFormat.pairsPerBit
+                s += values[copy][b] + values[copy][b + 1] + values[copy][b + 2]
+            }
+            soft[i] = s
+        }
+        let info = ConvolutionalCode.decode(soft, count: WatermarkFormat.infoBits)
+        let payload = WatermarkPayload(bits: Array(info.prefix(32)))
+        guard CRC16.checksum(Array(info.prefix(32))) == payload.crcValue(from: Array(info.suffix(16))) else { return nil }
+        let bits = format.symbolBits(for: payload)
+        var numerator: Double = 0, energy: Double = 0
+        for copy in 0..<c.copies {
+            for slot in 0..<S {
+                for position in 0..<WatermarkFormat.bitsPerSymbol {
+                    let sign: Double = bits[slot][position] ? 1 : -1
+                    for pair in 0..<WatermarkFormat.pairsPerBit {
+                        let v = Double(values[copy][slot * pps + position * WatermarkFormat.pairsPerBit + pair])
+                        numerator += sign * v
+                        energy += v * v
+                    }
+                }
+            }
+        }
+        guard energy > 0 else { return nil }
+        let score = numerator / energy.squareRoot()
+        guard score >= Self.threshold else { return nil }
+        let end = Double(newest * hopLength + frameLength) / sampleRate
+        // The window's first symbol is slot `rotation` of a copy that began `rotation` symbols
+        // earlier; each frame starts 0.04 s into its symbol.
+        let firstFrame = newest - (c.copies * S - 1) * framesPerSymbol
+        let start = Double(firstFrame * hopLength) / sampleRate - (WatermarkFormat.symbolDuration - Self.frameDuration) / 2
+            - Double(c.rotation) * WatermarkFormat.symbolDuration
+        let bound = Self.candidatesPerHour * pow(2, Double(WatermarkPayload.bitCount)) * exp(-score * score / 2)
+        return WatermarkDetection(payload: payload, time: end, start: start, score: score,
+                                  confidence: max(0, min(1, 1 - bound)), copies: c.copies,
+                                  clockScale: Self.clockScales[c.scale])
+    }
+}
+
+extension WatermarkPayload {
+    /// The CRC value carried by 16 decoded check bits.
+    func crcValue(from bits: [Bool]) -> UInt16 {
+        bits.reduce(UInt16(0)) { $0 << 1 | ($1 ? 1 : 0) }
+    }
+}

@@ -1,0 +1,51 @@
+import ArgumentParser
+import Foundation
+import HarkDSP
+import HarkEngine
+import HarkSoundFile
+
+struct Detect: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Find watermarks in audio files and print their payloads.",
+        discussion: """
+        Prints each payload when it is verified (CRC and score above the false-detection \
+        threshold), with the time into the file at which that happened. With --json, one \
+        {"class":"detection",…} object per line (docs/protocol.md).
+        """)
+
+    @Argument(help: "Audio files to search.")
+    var files: [String]
+
+    @Flag(help: "One JSON object per line.")
+    var json = false
+
+    @OptionGroup var keys: KeyOptions
+
+    func run() throws {
+        let key = try keys.resolve()
+        let out = LineWriter.standardOutput
+        var failed = false
+        for path in files {
+            do {
+                let source = try SoundFileSource(path: path)
+                var count = 0
+                try WatermarkScan.run(source: source, key: key) { d in
+                    count += 1
+                    try out.write(line: json ? AnalysisEvent.detection(DetectionEvent(source: path, detection: d)).jsonLine
+                                             : DetectionEvent.summary(path, d))
+                }
+                source.warnings.forEach(Diagnostics.warning)
+                if !json && count == 0 { try out.write(line: "\(path): no watermark found") }
+            } catch let error as SoundFileError {
+                Diagnostics.error(error.description)
+                failed = true
+            } catch let closed as LineWriter.Closed {
+                throw closed
+            } catch {
+                Diagnostics.error("\(path): \(error)")
+                failed = true
+            }
+        }
+        if failed { throw ExitCode.failure }
+    }
+}

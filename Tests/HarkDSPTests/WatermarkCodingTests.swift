@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+@testable import HarkDSP
+
+@Suite struct WatermarkCodingTests {
+    private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+    @Test func sha256KnownAnswers() {
+        #expect(hex(SHA256.hash([])) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(hex(SHA256.hash(Array("abc".utf8))) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        let long = Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)
+        #expect(hex(SHA256.hash(long)) == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+    }
+
+    @Test func crc16CheckValue() {
+        // CRC-16/CCITT-FALSE of "123456789" is 0x29B1.
+        var bits: [Bool] = []
+        for byte in Array("123456789".utf8) { for i in 0..<8 { bits.append((byte >> (7 - UInt8(i))) & 1 == 1) } }
+        #expect(CRC16.checksum(bits) == 0x29B1)
+    }
+
+    @Test func viterbiDecodesCleanAndCorrectsErrors() {
+        var rng = SplitMix64(seed: 3)
+        for _ in 0..<20 {
+            let bits = (0..<48).map { _ in rng.next() & 1 == 1 }
+            let coded = ConvolutionalCode.encode(bits)
+            #expect(coded.count == 108)
+            var soft = coded.map { $0 ? Float(1) : -1 }
+            #expect(ConvolutionalCode.decode(soft, count: 48) == bits)
+            // Four scattered hard errors are within the code's reach (free distance 10).
+            for i in [5, 30, 61, 90] { soft[i] = -soft[i] }
+            #expect(ConvolutionalCode.decode(soft, count: 48) == bits)
+        }
+    }
+
+    @Test func viterbiUsesSoftConfidence() {
+        // Noise at σ = 0.8 per coded bit (3 dB below the signal per bit after coding) decodes.
+        var rng = SplitMix64(seed: 9)
+        var failures = 0
+        for _ in 0..<50 {
+            let bits = (0..<48).map { _ in rng.next() & 1 == 1 }
+            let soft = ConvolutionalCode.encode(bits).map { Float(($0 ? 1 : -1) + 0.8 * rng.nextGaussian()) }
+            if ConvolutionalCode.decode(soft, count: 48) != bits { failures += 1 }
+        }
+        #expect(failures <= 2)
+    }
+
+    @Test func payloadParsing() throws {
+        #expect(try WatermarkPayload(hex: "1A2b3C4d").hex == "1a2b3c4d")
+        #expect(try WatermarkPayload(hex: "0x7").hex == "00000007")
+        #expect(throws: WatermarkPayload.ParseError.notHex("12g4")) { try WatermarkPayload(hex: "12g4") }
+        #expect(throws: WatermarkPayload.ParseError.tooLong("123456789")) { try WatermarkPayload(hex: "123456789") }
+        #expect(throws: WatermarkPayload.ParseError.empty) { try WatermarkPayload(hex: "") }
+        let p = WatermarkPayload(0xDEADBEEF)
+        #expect(WatermarkPayload(bits: p.bits) == p)
+    }
+
+    @Test func formatIsDeterministicPerKeyAndDiffersBetweenKeys() {
+        let a = WatermarkFormat(key: WatermarkKey(text: "alpha"))
+        let a2 = WatermarkFormat(key: WatermarkKey(text: "alpha"))
+        let b = WatermarkFormat(key: WatermarkKey(text: "beta"))
+        #expect(a.frequency == a2.frequency && a.phase == a2.phase)
+        #expect(a.frequency != b.frequency)
+        #expect(a.placement.map(\.slot) == a2.placement.map(\.slot))
+        // Every coded bit has its own place.
+        #expect(Set(a.placement.map { $0.slot * 100 + $0.position }).count == WatermarkFormat.codedBits)
+        for slot in a.frequency {
+            let all = slot.flatMap { $0.flatMap { $0 } }.sorted()
+            #expect(all.count == 108)
+            #expect(all.first! >= 300 && all.last! < 6000)
+            for (x, y) in zip(all, all.dropFirst()) { #expect(y - x >= 40 - 1e-9) }
+        }
+    }
+
+    @Test func thresholdMeetsTheFalseDetectionBudget() {
+        // candidates per hour × 2³² payloads × e^(−z²/2) ≤ 10⁻⁶
+        let t = WatermarkDetector.threshold
+        let bound = WatermarkDetector.candidatesPerHour * pow(2, 32) * exp(-t * t / 2)
+        #expect(bound <= 1.0001e-6 && bound > 0.9e-6)
+        #expect(t > 10 && t < 10.5)
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+@testable import HarkDSP
+
+/// Embed → detect in memory. The hosts are synthetic (music-like, noise, silence) so the tests
+/// need nothing from outside the project.
+@Suite struct WatermarkRoundTripTests {
+    static let rate = 48_000.0
+
+    private func host(_ kind: String, seconds: Double, seed: UInt64 = 1) -> [Float] {
+        var out = [Float](repeating: 0, count: Int(seconds * Self.rate))
+        out.withUnsafeMutableBufferPointer { buffer in
+            switch kind {
+            case "music": var g = MusicGenerator(rms: 0.1, sampleRate: Self.rate, seed: seed); g.render(into: buffer)
+            case "pink": var g = PinkNoiseGenerator(rms: 0.1, sampleRate: Self.rate, seed: seed); g.render(into: buffer)
+            default: break
+            }
+        }
+        return out
+    }
+
+    /// Host + watermark at tone level `level` (linear, re critical-band RMS).
+    private func mark(_ x: [Float], payload: WatermarkPayload, key: WatermarkKey, level: Double = 0.22) throws -> [Float] {
+        let embedder = try WatermarkEmbedder(format: WatermarkFormat(key: key), payload: payload,
+                                             sampleRate: Self.rate, level: level)
+        var w: [Float] = []
+        var i = 0
+        while i < x.count {
+            let n = min(4000, x.count - i)
+            x[i..<(i + n)].withUnsafeBufferPointer { embedder.process($0, into: &w) }
+            i += n
+        }
+        embedder.finish(into: &w)
+        #expect(w.count == x.count)
+        return zip(x, w).map(+)
+    }
+
+    private func detect(_ y: [Float], key: WatermarkKey, block: Int = 1024) throws -> [WatermarkDetection] {
+        let detector = try WatermarkDetector(format: WatermarkFormat(key: key), sampleRate: Self.rate)
+        var found: [WatermarkDetection] = []
+        var i = 0
+        while i < y.count {
+            let n = min(block, y.count - i)
+            found += y[i..<(i + n)].withUnsafeBufferPointer { detector.process($0) }
+            i += n
+        }
+        return found
+    }
+
+    @Test func musicRoundTripWithinThreeSeconds() throws {
+        let payload = WatermarkPayload(0x1A2B3C4D)
+        let y = try mark(host("music", seconds: 8), payload: payload, key: .demo)
+        let found = try detect(y, key: .demo)
+        let first = try #require(found.first)
+        #expect(first.payload == payload)
+        #expect(first.time <= 3.0)
+        #expect(first.score >= WatermarkDetector.threshold)
+        #expect(abs(first.start) < 0.1)    // the copy began at the first sample
+        #expect(found.allSatisfy { $0.payload == payload })
+    }
+
+    @Test func noiseHostNeedsLongerButDecodes() throws {
+        let payload = WatermarkPayload(0xCAFE0001)
+        let found = try detect(try mark(host("pink", seconds: 15), payload: payload, key: .demo), key: .demo)
+        #expect(found.first?.payload == payload)
+    }
+
+    @Test func anotherKeyFindsNothing() throws {
+        let y = try mark(host("music", seconds: 10), payload: WatermarkPayload(0x12345678), key: WatermarkKey(text: "station A"))
+        #expect(try detect(y, key: WatermarkKey(text: "station B")).isEmpty)
+        #expect(try detect(y, key: WatermarkKey(text: "station A")).first?.payload == WatermarkPayload(0x12345678))
+    }
+
+    @Test func unmarkedAudioAndSilenceGiveNothing() throws {
+        for kind in ["music", "pink", "silence"] {
+            #expect(try detect(host(kind, seconds: 12, seed: 5), key: .demo).isEmpty, "\(kind)")
+        }
+    }
+
+    @Test func blockSizesDoNotChangeTheResult() throws {
+        let payload = WatermarkPayload(0x0BADF00D)
+        let y = try mark(host("music", seconds: 6, seed: 2), payload: payload, key: .demo)
+        let a = try detect(y, key: .demo, block: 4096)
+        let b = try detect(y, key: .demo, block: 333)
+        #expect(a == b)
+        #expect(a.first?.payload == payload)
+    }
+
+    @Test func survivesBandLimitsRoomDriftAndNoise() throws {
+        // A small, lively room close up, a narrow speaker and mic, 500 ppm clock offset, and pink
+        // noise 20 dB down: a mild path that must always work.
+        let payload = WatermarkPayload(0x5EED5EED)
+        var y = try mark(host("music", seconds: 12, seed: 3), payload: payload, key: .demo)
+        var speaker = BiquadCascade.bandPass(low: 150, high: 12_000, sampleRate: Self.rate)
+        y.withUnsafeMutableBufferPointer { speaker.process($0) }
+        let room = try FFTConvolver(impulseResponse: RoomImpulseResponse.synthesize(
+            rt60: 0.4, distance: 1.0, volume: 54, sampleRate: Self.rate, seed: 1))
+        var reverberant: [Float] = []
+        y.withUnsafeBufferPointer { room.process($0, into: &reverberant) }
+        room.finish(into: &reverberant)
+        let power = reverberant.reduce(0.0) { $0 + Double($1 * $1) } / Double(reverberant.count)
+        var noise = PinkNoiseGenerator(rms: (power / 100).squareRoot(), sampleRate: Self.rate, seed: 4)
+        var n = [Float](repeating: 0, count: reverberant.count)
+        n.withUnsafeMutableBufferPointer { noise.render(into: $0) }
+        var received = zip(reverberant, n).map(+)
+        var mic = BiquadCascade.bandPass(low: 100, high: 8_000, sampleRate: Self.rate)
+        received.withUnsafeMutableBufferPointer { mic.process($0) }
+        let drift = Resampler(from: 1, to: 1.0005)
+        var drifted: [Float] = []
+        received.withUnsafeBufferPointer { drift.process($0, into: &drifted) }
+        let found = try detect(drifted, key: .demo)
+        #expect(found.first?.payload == payload)
+        #expect(found.allSatisfy { $0.payload == payload })
+    }
+
+    @Test func detectorStateStaysSmall() throws {
+        let detector = try WatermarkDetector(format: WatermarkFormat(key: .demo), sampleRate: Self.rate)
+        #expect(detector.stateBytes < 10_000_000)
+        let noise = host("pink", seconds: 20)
+        _ = noise.withUnsafeBufferPointer { detector.process($0) }
+        #expect(detector.stateBytes < 10_000_000)
+    }
+}
