@@ -9,7 +9,7 @@ struct HarkCommand: ParsableCommand {
         commandName: "hark",
         abstract: "Measure sound levels, generate test signals and calibrate a microphone.",
         version: Hark.version,
-        subcommands: [Analyze.self, Generate.self, Calibrate.self, Embed.self, Detect.self, Simulate.self])
+        subcommands: [Analyze.self, Generate.self, Calibrate.self, Embed.self, Detect.self, Simulate.self, Bench.self])
 
     /// Like ArgumentParser's `main()`, but every error is one line on stderr (the usage text
     /// is one `--help` away), and output to a closed pipe ends the program quietly.
@@ -45,5 +45,9 @@ enum Diagnostics {
 
     static func warning(_ message: String) {
         try? LineWriter.standardError.write(line: "hark: warning: \(message)")
+    }
+
+    static func progress(_ message: String) {
+        try? LineWriter.standardError.write(line: "hark: \(message)")
     }
 }

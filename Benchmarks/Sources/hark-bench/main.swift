@@ -168,3 +168,34 @@ for measured in [false, true] {
     row("ThirdOctaveBands, 48 kHz, \(measured ? "FFTW_MEASURE " : "FFTW_ESTIMATE") plan", String(format: "%6.0f× real time", speed))
 }
 
+
+// MARK: - watermark detection
+
+do {
+    var musicGen = MusicGenerator(rms: 0.1, sampleRate: rate, seed: 3)
+    let music = render(&musicGen, minute)
+    let embedder = try WatermarkEmbedder(format: WatermarkFormat(key: .demo), payload: WatermarkPayload(0x1A2B3C4D),
+                                         sampleRate: rate, level: 0.2)
+    var mark: [Float] = []
+    music.withUnsafeBufferPointer { embedder.process($0, into: &mark) }
+    embedder.finish(into: &mark)
+    let marked = zip(music, mark).map(+)
+    for (name, signal) in [("unmarked pink noise", pink), ("marked music", marked)] {
+        var detections = 0
+        var stateBytes = 0
+        let speed = throughput(audioSeconds: 60) {
+            let detector = try! WatermarkDetector(format: WatermarkFormat(key: .demo), sampleRate: rate)
+            signal.withUnsafeBufferPointer { buf in
+                var i = 0
+                while i < buf.count {
+                    let n = min(4096, buf.count - i)
+                    detections += detector.process(UnsafeBufferPointer(rebasing: buf[i..<(i + n)])).count
+                    i += n
+                }
+            }
+            stateBytes = detector.stateBytes
+        }
+        row("WatermarkDetector, 48 kHz, \(name)",
+            String(format: "%6.0f× real time, state %.1f MB", speed, Double(stateBytes) / 1_000_000))
+    }
+}

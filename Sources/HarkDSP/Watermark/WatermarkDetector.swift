@@ -43,8 +43,9 @@ public final class WatermarkDetector {
     private var samplesStart = 0          // absolute index of samples[0]
     private var nextFrameStart = 0        // absolute index where the next frame begins
     private var frameCount = 0
-    /// Pair differences per frame: ring[frame % ringSize][scale][slot][position][pair] flattened.
-    private var ring: [[Float]]
+    /// Pair differences per frame, `ringSize` rows of `entrySize` values
+    /// ([scale][slot][position][pair] flattened), one allocation for the detector's life.
+    private let ring: UnsafeMutablePointer<Float>
     private let ringSize: Int
     private let framesPerSymbol: Int
     private var lastReport: [WatermarkPayload: Double] = [:]
@@ -52,12 +53,8 @@ public final class WatermarkDetector {
     private var probes: [(ToneEnergyFrame.Probe, ToneEnergyFrame.Probe)] = []
 
     private static var valuesPerScale: Int { WatermarkFormat.symbolsPerCopy * WatermarkFormat.pairsPerSymbol }
-    private static var bitsPerScale: Int { WatermarkFormat.symbolsPerCopy * WatermarkFormat.bitsPerSymbol }
-    /// Each ring entry: pair values for every scale, then per-bit sums of them (for the proxy).
-    private static var entrySize: Int { clockScales.count * (valuesPerScale + bitsPerScale + WatermarkFormat.symbolsPerCopy) }
-    private static var bitSumOffset: Int { clockScales.count * valuesPerScale }
-    /// Per (scale, slot): the sum of squares of that symbol's pair values.
-    private static var energyOffset: Int { clockScales.count * (valuesPerScale + bitsPerScale) }
+    /// Each ring entry: the pair values of every scale.
+    private static var entrySize: Int { clockScales.count * valuesPerScale }
 
     public init(format: WatermarkFormat, sampleRate: Double) throws {
         precondition(sampleRate >= 8_000)
@@ -76,7 +73,8 @@ public final class WatermarkDetector {
                                 highestFrequency: min(WatermarkFormat.highestFrequency * maxScale, 0.49 * sampleRate))
         framesPerSymbol = Int((WatermarkFormat.symbolDuration / Self.hopDuration).rounded())
         ringSize = (Self.maxCopies * WatermarkFormat.symbolsPerCopy) * framesPerSymbol + 1
-        ring = [[Float]](repeating: [Float](repeating: 0, count: Self.entrySize), count: ringSize)
+        ring = .allocate(capacity: ringSize * Self.entrySize)
+        ring.initialize(repeating: 0, count: ringSize * Self.entrySize)
         for scale in Self.clockScales {
             for slot in 0..<WatermarkFormat.symbolsPerCopy {
                 for position in 0..<WatermarkFormat.bitsPerSymbol {
@@ -90,10 +88,23 @@ public final class WatermarkDetector {
         }
     }
 
+    /// The highest score of any codeword the decoder returned so far, whether or not its CRC
+    /// matched. On unmarked audio this shows how close chance came to ``threshold`` (the set it
+    /// ranges over is 2¹⁶ times larger than the valid payloads, so it errs high).
+    public private(set) var highestDecodedScore: Double = 0
+
     /// Bytes held by the detector's buffers (for the 10 MB budget).
     public var stateBytes: Int {
-        ring.count * Self.entrySize * 4 + samples.capacity * 4 + fft.size * 12
+        ringSize * Self.entrySize * 4 + samples.capacity * 4 + fft.size * 12
             + probes.count * MemoryLayout<(ToneEnergyFrame.Probe, ToneEnergyFrame.Probe)>.stride
+    }
+
+    deinit { ring.deallocate() }
+
+    /// The pair values of frame `frame` (which must still be in the ring).
+    @inline(__always)
+    private func row(_ frame: Int) -> UnsafeMutablePointer<Float> {
+        ring + (frame % ringSize) * Self.entrySize
     }
 
     /// Seconds of input consumed so far.
@@ -125,23 +136,9 @@ public final class WatermarkDetector {
         for i in frameLength..<fft.size { input[i] = 0 }
         fft.forward()
         tones.load(fft.spectrum)
-        let slotIndex = frameCount % ringSize
-        ring[slotIndex].withUnsafeMutableBufferPointer { out in
-            for (i, p) in probes.enumerated() {
-                out[i] = tones.energy(p.1) - tones.energy(p.0)
-            }
-            var b = Self.bitSumOffset
-            for v in stride(from: 0, to: Self.bitSumOffset, by: WatermarkFormat.pairsPerBit) {
-                out[b] = out[v] + out[v + 1] + out[v + 2]
-                b += 1
-            }
-            var e = Self.energyOffset
-            for v in stride(from: 0, to: Self.bitSumOffset, by: WatermarkFormat.pairsPerSymbol) {
-                var sum: Float = 0
-                for i in v..<(v + WatermarkFormat.pairsPerSymbol) { sum += out[i] * out[i] }
-                out[e] = sum
-                e += 1
-            }
+        let out = row(frameCount)
+        for (i, p) in probes.enumerated() {
+            out[i] = tones.energy(p.1) - tones.energy(p.0)
         }
     }
 
@@ -155,30 +152,34 @@ public final class WatermarkDetector {
     /// Tries every alignment ending at the newest frame.
     private func search() -> WatermarkDetection? {
         let S = WatermarkFormat.symbolsPerCopy
+        let pps = WatermarkFormat.pairsPerSymbol
         var candidates: [Candidate] = []
         candidates.reserveCapacity(Self.clockScales.count * Self.maxCopies * S)
-        var bitSum = [Float](repeating: 0, count: WatermarkFormat.bitsPerSymbol)
+        let pairSum = UnsafeMutablePointer<Float>.allocate(capacity: pps)
+        defer { pairSum.deallocate() }
         let newest = frameCount
         for copies in 1...Self.maxCopies {
             let span = (copies * S - 1) * framesPerSymbol
             guard newest - span >= 0 else { break }
             for scale in 0..<Self.clockScales.count {
                 for rotation in 0..<S {
-                    // The best score any codeword could reach here: every pair of a coded bit
-                    // carries that bit's sign, so score ≤ Σ_bits |Σ pairs| / √(Σ pairs²).
+                    // The best score any codeword could reach here. Each pair carries one keyed
+                    // coin for all copies, so pairs are summed over copies first; every pair of a
+                    // coded bit carries that bit's sign, so score ≤ Σ_bits |Σ pairs| / √(Σ pairs²).
                     var bound: Float = 0, energy: Float = 0
+                    let base = scale * Self.valuesPerScale
                     for slot in 0..<S {
-                        for p in 0..<WatermarkFormat.bitsPerSymbol { bitSum[p] = 0 }
+                        for i in 0..<pps { pairSum[i] = 0 }
                         for c in 0..<copies {
-                            let frame = frameFor(slot: slot, rotation: rotation, copy: c, copies: copies, newest: newest)
-                            let base = Self.bitSumOffset + scale * Self.bitsPerScale + slot * WatermarkFormat.bitsPerSymbol
-                            let e = Self.energyOffset + scale * S + slot
-                            ring[frame % ringSize].withUnsafeBufferPointer { r in
-                                for p in 0..<WatermarkFormat.bitsPerSymbol { bitSum[p] += r[base + p] }
-                                energy += r[e]
-                            }
+                            let r = row(frameFor(slot: slot, rotation: rotation, copy: c, copies: copies, newest: newest))
+                                + base + slot * pps
+                            for i in 0..<pps { pairSum[i] += r[i] }
                         }
-                        for p in 0..<WatermarkFormat.bitsPerSymbol { bound += abs(bitSum[p]) }
+                        for p in 0..<WatermarkFormat.bitsPerSymbol {
+                            let b = p * WatermarkFormat.pairsPerBit
+                            bound += abs(pairSum[b] + pairSum[b + 1] + pairSum[b + 2])
+                        }
+                        for i in 0..<pps { energy += pairSum[i] * pairSum[i] }
                     }
                     bound /= energy.squareRoot()
                     // Candidates that cannot reach the threshold are not worth decoding.
@@ -218,10 +219,8 @@ public final class WatermarkDetector {
         var values = [[Float]](repeating: [Float](repeating: 0, count: S * pps), count: c.copies)
         for copy in 0..<c.copies {
             for slot in 0..<S {
-                let frame = frameFor(slot: slot, rotation: c.rotation, copy: copy, copies: c.copies, newest: newest)
-                ring[frame % ringSize].withUnsafeBufferPointer { r in
-                    for i in 0..<pps { values[copy][slot * pps + i] = r[base + slot * pps + i] }
-                }
+                let r = row(frameFor(slot: slot, rotation: c.rotation, copy: copy, copies: c.copies, newest: newest))
+                for i in 0..<pps { values[copy][slot * pps + i] = r[base + slot * pps + i] }
             }
         }
         var soft = [Float](repeating: 0, count: WatermarkFormat.codedBits)
@@ -235,24 +234,28 @@ public final class WatermarkDetector {
         }
         let info = ConvolutionalCode.decode(soft, count: WatermarkFormat.infoBits)
         let payload = WatermarkPayload(bits: Array(info.prefix(32)))
-        guard CRC16.checksum(Array(info.prefix(32))) == payload.crcValue(from: Array(info.suffix(16))) else { return nil }
-        let bits = format.symbolBits(for: payload)
+        let crcMatches = CRC16.checksum(Array(info.prefix(32))) == payload.crcValue(from: Array(info.suffix(16)))
+        // Score the codeword exactly as decoded (payload and check bits), CRC or not.
+        let coded = ConvolutionalCode.encode(info)
+        var bits = [[Bool]](repeating: [Bool](repeating: false, count: WatermarkFormat.bitsPerSymbol), count: S)
+        for (i, b) in coded.enumerated() { bits[format.placement[i].slot][format.placement[i].position] = b }
+        // One keyed coin per pair, shared by all copies: score the pairs summed over copies.
         var numerator: Double = 0, energy: Double = 0
-        for copy in 0..<c.copies {
-            for slot in 0..<S {
-                for position in 0..<WatermarkFormat.bitsPerSymbol {
-                    let sign: Double = bits[slot][position] ? 1 : -1
-                    for pair in 0..<WatermarkFormat.pairsPerBit {
-                        let v = Double(values[copy][slot * pps + position * WatermarkFormat.pairsPerBit + pair])
-                        numerator += sign * v
-                        energy += v * v
-                    }
+        for slot in 0..<S {
+            for position in 0..<WatermarkFormat.bitsPerSymbol {
+                let sign: Double = bits[slot][position] ? 1 : -1
+                for pair in 0..<WatermarkFormat.pairsPerBit {
+                    var v = 0.0
+                    for copy in 0..<c.copies { v += Double(values[copy][slot * pps + position * WatermarkFormat.pairsPerBit + pair]) }
+                    numerator += sign * v
+                    energy += v * v
                 }
             }
         }
         guard energy > 0 else { return nil }
         let score = numerator / energy.squareRoot()
-        guard score >= Self.threshold else { return nil }
+        highestDecodedScore = max(highestDecodedScore, score)
+        guard crcMatches, score >= Self.threshold else { return nil }
         let end = Double(newest * hopLength + frameLength) / sampleRate
         // The window's first symbol is slot `rotation` of a copy that began `rotation` symbols
         // earlier; each frame starts 0.04 s into its symbol.

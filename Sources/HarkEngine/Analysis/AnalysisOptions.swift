@@ -10,11 +10,15 @@ public struct AnalysisOptions: Sendable {
     public var channel: Int?
     /// Whether to compute 1/3-octave bands.
     public var bands = true
+    /// Search for watermarks made with this key (nil: no search).
+    public var watermarkKey: WatermarkKey?
 
-    public init(interval: Double? = 1, calibration: Double = 0, channel: Int? = nil, bands: Bool = true) {
+    public init(interval: Double? = 1, calibration: Double = 0, channel: Int? = nil, bands: Bool = true,
+                watermarkKey: WatermarkKey? = nil) {
         self.interval = interval
         self.calibration = calibration
         self.channel = channel
         self.bands = bands
+        self.watermarkKey = watermarkKey
     }
 }

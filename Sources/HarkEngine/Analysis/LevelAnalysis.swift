@@ -2,7 +2,8 @@ import Foundation
 import HarkDSP
 import HarkSoundFile
 
-/// Measures one recording: source → frames → meter and band analyser → events.
+/// Measures one recording: source → frames → meter, band analyser and (optionally) watermark
+/// detector → events.
 ///
 /// Reads the source in blocks (memory does not grow with its length), splits the stream at
 /// interval boundaries so every `level` event covers exactly its interval, and ends with one
@@ -18,6 +19,7 @@ public final class LevelAnalysis {
 
     private let meter: LevelMeter
     private let bands: ThirdOctaveBands?
+    private let watermark: WatermarkDetector?
     private var mixer: ChannelMixer
     private let intervalFrames: Int?
 
@@ -47,6 +49,7 @@ public final class LevelAnalysis {
             bands = nil
         }
         intervalFrames = options.interval.map { max(1, Int(($0 * rate).rounded())) }
+        watermark = try options.watermarkKey.map { try WatermarkDetector(format: WatermarkFormat(key: $0), sampleRate: rate) }
     }
 
     /// Runs the analysis to the end of the source.
@@ -70,6 +73,9 @@ public final class LevelAnalysis {
             }
             try mono.withUnsafeBufferPointer { all in
                 bands?.process(UnsafeBufferPointer(rebasing: all[0..<frames]))
+                for d in watermark?.process(UnsafeBufferPointer(rebasing: all[0..<frames])) ?? [] {
+                    try emit(.detection(DetectionEvent(source: source.name, detection: d)))
+                }
                 var done = 0
                 while done < frames {
                     var n = frames - done

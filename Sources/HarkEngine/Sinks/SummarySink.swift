@@ -1,19 +1,27 @@
 import Foundation
+import HarkDSP
 
-/// A readable summary of each report, for people at a terminal. Level events are skipped.
-public struct SummarySink: EventSink {
+/// A readable summary of each report, for people at a terminal. Level events are skipped;
+/// watermark detections are listed under the report they belong to.
+public final class SummarySink: EventSink {
     public let writer: LineWriter
+    private var detections: [WatermarkDetection] = []
 
     public init(writer: LineWriter) {
         self.writer = writer
     }
 
     public func receive(_ event: AnalysisEvent) throws {
-        guard case .report(let r) = event else { return }
-        try writer.write(raw: Self.render(r))
+        switch event {
+        case .detection(let d): detections.append(d.detection)
+        case .report(let r):
+            try writer.write(raw: Self.render(r, detections: detections))
+            detections = []
+        case .level: break
+        }
     }
 
-    static func render(_ r: ReportEvent) -> String {
+    static func render(_ r: ReportEvent, detections: [WatermarkDetection] = []) -> String {
         let m = r.meter
         let unit = r.calibration == 0 ? "dB re full-scale sine, uncalibrated" : String(format: "dB SPL, calibration %+.2f dB", r.calibration)
         func v(_ x: Double?) -> String { x.map { String(format: "%7.2f", $0) } ?? "      –" }
@@ -30,6 +38,9 @@ public struct SummarySink: EventSink {
             for row in stride(from: 0, to: cells.count, by: 4) {
                 out += "   " + cells[row..<min(row + 4, cells.count)].joined(separator: "   ") + "\n"
             }
+        }
+        for d in detections {
+            out += String(format: "  watermark: payload %@ at %.2f s (copy from %.2f s, score %.1f)\n", d.payload.hex, d.time, d.start, d.score)
         }
         for w in r.warnings { out += "  warning: \(w)\n" }
         return out

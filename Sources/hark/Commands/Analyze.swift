@@ -29,6 +29,11 @@ struct Analyze: ParsableCommand {
     @Option(help: ArgumentHelp("Measure only this channel (1 is the first) instead of the average.", valueName: "n"))
     var channel: Int?
 
+    @Flag(help: "Also search for watermarks (with --key or --key-file; the demo key otherwise).")
+    var watermark = false
+
+    @OptionGroup var keys: KeyOptions
+
     func validate() throws {
         guard interval.isFinite, interval >= 0.01, interval <= 86_400 else {
             throw ValidationError("--interval must be between 0.01 and 86400 seconds")
@@ -42,13 +47,15 @@ struct Analyze: ParsableCommand {
     func run() throws {
         let out = LineWriter.standardOutput
         let sink: EventSink = json ? JSONLinesSink(writer: out) : SummarySink(writer: out)
+        let key = watermark || keys.key != nil || keys.keyFile != nil ? try keys.resolve() : nil
         var failed = false
         for (index, path) in files.enumerated() {
             do {
                 let source = try SoundFileSource(path: path)
                 let analysis = try LevelAnalysis(
                     source: source,
-                    options: AnalysisOptions(interval: json ? interval : nil, calibration: calibration, channel: channel))
+                    options: AnalysisOptions(interval: json ? interval : nil, calibration: calibration, channel: channel,
+                                             watermarkKey: key))
                 let progress = ProgressReporter(writer: .standardError, name: path, totalFrames: source.expectedFrames,
                                                 sampleRate: source.sampleRate)
                 if !json && index > 0 { try out.write(line: "") }

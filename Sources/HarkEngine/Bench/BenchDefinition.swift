@@ -1,0 +1,86 @@
+import Foundation
+
+/// The watermark robustness bench, as defined in `signals/watermark-bench.json`.
+public struct BenchDefinition: Codable, Sendable {
+    public struct Host: Codable, Sendable {
+        public var name: String
+        /// speech, music, pink, sparse-speech
+        public var kind: String
+        public var count: Int
+    }
+
+    public struct Target: Codable, Sendable {
+        public var window: Double
+        public var rate: Double
+        public var medianSeconds: Double?
+    }
+
+    public struct Condition: Codable, Sendable {
+        public var name: String
+        public var codec: String?
+        public var rate: Int?
+        public var speaker: [Double]?
+        public var rt60: Double?
+        public var distance: Double?
+        public var volume: Double?
+        /// Alternated across trials.
+        public var noise: [String]?
+        public var snr: Double?
+        public var mic: [Double]?
+        /// Alternated across trials.
+        public var driftPPM: [Double]?
+        public var gain: Double?
+        public var clip: Bool?
+        public var target: Target?
+    }
+
+    public struct FalsePositives: Codable, Sendable {
+        public var minutesPerKind: Double
+        public var kinds: [String]
+    }
+
+    public var seed: UInt64
+    public var hostSeconds: Double
+    public var hosts: [Host]
+    public var payloadsPerHost: Int
+    public var windows: [Double]
+    public var offsetsPerWindow: Int
+    public var conditions: [Condition]
+    public var falsePositives: FalsePositives
+
+    public static func load(path: String) throws -> BenchDefinition {
+        try JSONDecoder().decode(BenchDefinition.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    /// A smaller run for a quick look: one host of each kind, fewer offsets, 10 minutes of
+    /// unmarked audio.
+    public var quick: BenchDefinition {
+        var d = self
+        d.hosts = hosts.map { var h = $0; h.count = 1; return h }
+        d.payloadsPerHost = 1
+        d.offsetsPerWindow = 4
+        d.falsePositives.minutesPerKind = 2.5
+        return d
+    }
+
+    func path(for condition: Condition, trial: Int) -> AcousticPath {
+        var p = AcousticPath()
+        p.codec = condition.codec
+        p.rate = condition.rate
+        if let s = condition.speaker, s.count == 2 { p.speaker = s[0]...s[1] }
+        p.rt60 = condition.rt60
+        if let d = condition.distance { p.distance = d }
+        if let v = condition.volume { p.volume = v }
+        if let kinds = condition.noise, !kinds.isEmpty {
+            let k = kinds[trial % kinds.count]
+            p.noise = ["pink": .pink, "white": .white, "babble": .babble, "crowd": .crowd][k] ?? .file(k)
+        }
+        if let s = condition.snr { p.snr = s }
+        if let m = condition.mic, m.count == 2 { p.mic = m[0]...m[1] }
+        if let d = condition.driftPPM, !d.isEmpty { p.driftPPM = d[trial % d.count] }
+        if let g = condition.gain { p.gain = g }
+        p.clip = condition.clip ?? false
+        p.seed = seed &+ UInt64(trial)
+        return p
+    }
+}

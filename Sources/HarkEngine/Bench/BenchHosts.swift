@@ -1,0 +1,136 @@
+import Foundation
+import HarkDSP
+import HarkSoundFile
+
+/// Host and noise recordings for the bench, generated once into a work folder: speech from
+/// espeak-ng (several voices, speeds and texts), a music-like signal, pink noise, a quiet room
+/// with sparse phrases, and babble (6 voices) and crowd (30 voices over pink noise) made of the
+/// same synthetic speech.
+public struct BenchHosts {
+    public enum Failure: Error, CustomStringConvertible {
+        case espeakMissing
+        case espeakFailed(String)
+        public var description: String {
+            switch self {
+            case .espeakMissing: return "espeak-ng is not installed (apt-get install espeak-ng); the bench needs it for speech hosts"
+            case .espeakFailed(let m): return "espeak-ng failed: \(m)"
+            }
+        }
+    }
+
+    static let rate = 48_000.0
+    static let texts = [
+        "The quick brown fox jumps over the lazy dog while the evening news reports on the weather across the country.",
+        "Tonight only, every shake of your phone during the match could win you tickets to the final, so keep watching.",
+        "In other news, the city council has approved a new plan for public transport that will add three new lines by next year.",
+        "Scientists have discovered that the ocean currents are changing faster than expected, with consequences for the climate.",
+        "Welcome back to the show. Our next guest has travelled around the world twice on a bicycle and written four books about it.",
+        "Please remember that the last train leaves at midnight and that tickets must be validated before boarding the carriage.",
+        "Buy one, get one free on every pizza this weekend at your local store, while stocks last and terms apply.",
+        "The home team scored in the last minute of extra time, and the crowd in the stadium went absolutely wild.",
+    ]
+    static let voices = ["en", "en-us", "en+f3", "en+m3", "en-gb-scotland", "en+f2", "en+m7", "en-us+f4"]
+
+    let directory: String
+
+    public init(directory: String) throws {
+        self.directory = directory
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    /// The path of a host file, generating it first if needed.
+    func file(kind: String, index: Int, seconds: Double, seed: UInt64) throws -> String {
+        let path = "\(directory)/\(kind)-\(index)-\(Int(seconds))s.wav"
+        if FileManager.default.fileExists(atPath: path) { return path }
+        let n = Int(seconds * Self.rate)
+        var x: [Float]
+        switch kind {
+        case "speech":
+            x = try speech(samples: n, seed: seed)
+        case "music":
+            x = [Float](repeating: 0, count: n)
+            x.withUnsafeMutableBufferPointer { var g = MusicGenerator(rms: 0.1, sampleRate: Self.rate, seed: seed); g.render(into: $0) }
+        case "pink":
+            x = [Float](repeating: 0, count: n)
+            x.withUnsafeMutableBufferPointer { var g = PinkNoiseGenerator(rms: 0.1, sampleRate: Self.rate, seed: seed); g.render(into: $0) }
+        case "sparse-speech":
+            x = try sparseSpeech(samples: n, seed: seed)
+        case "silence":
+            x = [Float](repeating: 0, count: n)
+        case "babble", "crowd":
+            let talkers = kind == "babble" ? 6 : 30
+            x = [Float](repeating: 0, count: n)
+            for t in 0..<talkers {
+                let voice = try speech(samples: n, seed: seed &* 1000 &+ UInt64(t))
+                for i in 0..<n { x[i] += voice[i] }
+            }
+            if kind == "crowd" {
+                var bed = [Float](repeating: 0, count: n)
+                bed.withUnsafeMutableBufferPointer { var g = PinkNoiseGenerator(rms: 0.5 * rms(x), sampleRate: Self.rate, seed: seed); g.render(into: $0) }
+                for i in 0..<n { x[i] += bed[i] }
+            }
+            let scale = Float(0.1 / rms(x))
+            for i in x.indices { x[i] *= scale }
+        default:
+            preconditionFailure("unknown host kind \(kind)")
+        }
+        try write(x, to: path)
+        return path
+    }
+
+    private func rms(_ x: [Float]) -> Double {
+        (x.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(x.count, 1))).squareRoot()
+    }
+
+    private func write(_ x: [Float], to path: String) throws {
+        let w = try SoundFileWriter(path: path, sampleRate: Int(Self.rate), channels: 1, format: .init(container: .wav, encoding: .f32))
+        try x.withUnsafeBufferPointer { try w.write($0) }
+        try w.finish()
+    }
+
+    /// Phrases from espeak-ng with short pauses, at RMS 0.1.
+    private func speech(samples n: Int, seed: UInt64) throws -> [Float] {
+        guard let espeak = Simulation.findExecutable("espeak-ng") else { throw Failure.espeakMissing }
+        var rng = SplitMix64(seed: seed)
+        var out: [Float] = []
+        let temp = "\(directory)/.espeak-\(getpid()).wav"
+        defer { unlink(temp) }
+        while out.count < n {
+            let text = Self.texts[Int(rng.next() % UInt64(Self.texts.count))]
+            let voice = Self.voices[Int(rng.next() % UInt64(Self.voices.count))]
+            let speed = 140 + Int(rng.next() % 50)
+            do {
+                try Simulation.runProcess(espeak, ["-v", voice, "-s", String(speed), "-w", temp, text])
+            } catch {
+                throw Failure.espeakFailed("\(error)")
+            }
+            let reader = try SoundFileReader(path: temp)
+            var raw = [Float](repeating: 0, count: Int(reader.declaredFrames) + 16)
+            let got = try raw.withUnsafeMutableBufferPointer { try reader.read(into: $0) }
+            let resampler = Resampler(from: Double(reader.sampleRate), to: Self.rate)
+            raw.withUnsafeBufferPointer { resampler.process(UnsafeBufferPointer(rebasing: $0[0..<got]), into: &out) }
+            resampler.finish(into: &out)
+            out += [Float](repeating: 0, count: Int((0.1 + 0.4 * rng.nextUniform()) * Self.rate))
+        }
+        out = Array(out.prefix(n))
+        let scale = Float(0.1 / max(rms(out), 1e-9))
+        return out.map { $0 * scale }
+    }
+
+    /// A quiet room (pink noise 40 dB down) with a phrase now and then: 1–2.5 s of speech
+    /// every 3–7 s.
+    private func sparseSpeech(samples n: Int, seed: UInt64) throws -> [Float] {
+        var x = [Float](repeating: 0, count: n)
+        x.withUnsafeMutableBufferPointer { var g = PinkNoiseGenerator(rms: 0.001, sampleRate: Self.rate, seed: seed); g.render(into: $0) }
+        let voice = try speech(samples: n, seed: seed &+ 7)
+        var rng = SplitMix64(seed: seed &+ 11)
+        var position = 0
+        while position < n {
+            let off = Int((2 + 3 * rng.nextUniform()) * Self.rate), on = Int((1 + 1.5 * rng.nextUniform()) * Self.rate)
+            let start = position + off
+            if start < n { for i in start..<min(n, start + on) { x[i] += 0.5 * voice[i] } }
+            position = start + on
+        }
+        return x
+    }
+}

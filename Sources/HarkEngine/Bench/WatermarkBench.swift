@@ -1,0 +1,189 @@
+import Foundation
+import HarkDSP
+import HarkSoundFile
+
+/// One line of the bench table: a condition at one window length.
+public struct BenchRow: Sendable {
+    public var condition: String
+    public var window: Double
+    public var trials: Int
+    public var detected: Int
+    public var wrong: Int
+    /// Median over all trials of the time to detect (undetected count as never); nil when fewer
+    /// than half were detected.
+    public var medianSeconds: Double?
+    public var target: BenchDefinition.Target?
+    /// Detected and trials per host, in definition order.
+    public var byHost: [(host: String, detected: Int, trials: Int)] = []
+
+    public var rate: Double { trials > 0 ? Double(detected) / Double(trials) : 0 }
+    /// Whether this row is the one a target applies to, and whether it is met.
+    public var targetMet: Bool? {
+        guard let t = target, t.window == window else { return nil }
+        if wrong > 0 || rate < t.rate { return false }
+        if let m = t.medianSeconds { return (medianSeconds ?? .infinity) <= m }
+        return true
+    }
+}
+
+public struct BenchReport: Sendable {
+    public var rows: [BenchRow] = []
+    public var unmarkedHours = 0.0
+    public var falseDetections = 0
+    /// Highest score of a decoded codeword (CRC or not) on the unmarked audio.
+    public var unmarkedHighestScore = 0.0
+    public var wrongKeyWindows = 0
+    public var wrongKeyDetections = 0
+    public var ratioRange = (Double.infinity, -Double.infinity)
+    public var worstBand = -Double.infinity
+    public var seconds = 0.0
+}
+
+/// `hark bench watermark`: embeds random payloads into every host, passes each marked host
+/// through every condition's acoustic path, and runs a fresh detector over windows of each
+/// length at random offsets. Reports detection rate, wrong payloads and median time to detect
+/// per condition and window; then false detections over unmarked audio and with a wrong key.
+public enum WatermarkBench {
+    public static func run(_ d: BenchDefinition, workDirectory: String, log: (String) -> Void) throws -> BenchReport {
+        let started = Date()
+        let hosts = try BenchHosts(directory: workDirectory + "/hosts")
+        var rng = SplitMix64(seed: d.seed)
+        var report = BenchReport()
+        // Noise files made of real synthetic speech, used for "babble" and "crowd".
+        let babble = try hosts.file(kind: "babble", index: 0, seconds: 60, seed: d.seed &+ 100)
+        let crowd = try hosts.file(kind: "crowd", index: 0, seconds: 60, seed: d.seed &+ 200)
+        // results[condition][window] = (detected, wrong, times); perHost[condition][window][host] = (detected, trials)
+        var results = [[(Int, Int, [Double])]](repeating: [(Int, Int, [Double])](repeating: (0, 0, []), count: d.windows.count),
+                                               count: d.conditions.count)
+        var perHost = [[[(Int, Int)]]](repeating: [[(Int, Int)]](repeating: [(Int, Int)](repeating: (0, 0), count: d.hosts.count),
+                                                                   count: d.windows.count), count: d.conditions.count)
+        var trial = 0
+        for (hi, host) in d.hosts.enumerated() {
+            for index in 0..<host.count {
+                let hostPath = try hosts.file(kind: host.kind, index: index, seconds: d.hostSeconds, seed: d.seed &* 31 &+ UInt64(index))
+                for _ in 0..<d.payloadsPerHost {
+                    let payload = WatermarkPayload(UInt32(truncatingIfNeeded: rng.next()))
+                    let key = WatermarkKey(text: "bench-\(rng.next() % 1000)")
+                    let marked = workDirectory + "/marked.wav"
+                    let e = try Embedding.embed(input: hostPath, output: marked, options: EmbedOptions(payload: payload, key: key))
+                    report.ratioRange = (min(report.ratioRange.0, e.ratio), max(report.ratioRange.1, e.ratio))
+                    report.worstBand = max(report.worstBand, e.worstBand.ratio)
+                    log("\(host.name) \(index + 1), payload \(payload.hex): watermark \(String(format: "%.1f", e.ratio)) dB")
+                    for (ci, condition) in d.conditions.enumerated() {
+                        var path = d.path(for: condition, trial: trial)
+                        if path.noise == .babble { path.noise = .file(babble) }
+                        if path.noise == .crowd { path.noise = .file(crowd) }
+                        let received = workDirectory + "/received.wav"
+                        _ = try Simulation.run(input: marked, output: received, path: path)
+                        let (y, rate) = try readMono(received)
+                        for (wi, window) in d.windows.enumerated() {
+                            let length = Int(window * rate)
+                            guard y.count > length else { continue }
+                            for _ in 0..<d.offsetsPerWindow {
+                                let offset = Int(rng.nextUniform() * Double(y.count - length))
+                                let found = try detect(y[offset..<(offset + length)], rate: rate, key: key)
+                                perHost[ci][wi][hi].1 += 1
+                                if let hit = found.first(where: { $0.payload == payload }) {
+                                    results[ci][wi].0 += 1
+                                    results[ci][wi].2.append(hit.time)
+                                    perHost[ci][wi][hi].0 += 1
+                                } else {
+                                    results[ci][wi].2.append(.infinity)
+                                }
+                                if found.contains(where: { $0.payload != payload }) { results[ci][wi].1 += 1 }
+                            }
+                        }
+                        if ci == 0 {
+                            // Key separation: the clean marked file through a detector with another key.
+                            let other = WatermarkKey(text: "not-" + String(decoding: key.bytes, as: UTF8.self))
+                            report.wrongKeyWindows += 1
+                            report.wrongKeyDetections += try detect(y[...], rate: rate, key: other).count
+                        }
+                    }
+                    trial += 1
+                }
+            }
+        }
+        for (ci, condition) in d.conditions.enumerated() {
+            for (wi, window) in d.windows.enumerated() {
+                let (detected, wrong, times) = results[ci][wi]
+                let sorted = times.sorted()
+                let median = sorted.isEmpty ? nil : sorted[sorted.count / 2]
+                report.rows.append(BenchRow(condition: condition.name, window: window, trials: times.count, detected: detected,
+                                            wrong: wrong, medianSeconds: median?.isFinite == true ? median : nil,
+                                            target: condition.target,
+                                            byHost: d.hosts.enumerated().map { (hi, h) in (h.name, perHost[ci][wi][hi].0, perHost[ci][wi][hi].1) }))
+            }
+        }
+        // False detections: long stretches of unmarked audio, read continuously.
+        for (k, kind) in d.falsePositives.kinds.enumerated() {
+            let path = try hosts.file(kind: kind, index: 99, seconds: d.falsePositives.minutesPerKind * 60, seed: d.seed &+ 500 &+ UInt64(k))
+            let (y, rate) = try readMono(path)
+            let detector = try WatermarkDetector(format: WatermarkFormat(key: WatermarkKey(text: "bench-unmarked")), sampleRate: rate)
+            var found: [WatermarkDetection] = []
+            var i = 0
+            while i < y.count {
+                let n = min(4096, y.count - i)
+                found += y[i..<(i + n)].withUnsafeBufferPointer { detector.process($0) }
+                i += n
+            }
+            report.falseDetections += found.count
+            report.unmarkedHighestScore = max(report.unmarkedHighestScore, detector.highestDecodedScore)
+            report.unmarkedHours += Double(y.count) / rate / 3600
+            log("unmarked \(kind), \(Int(d.falsePositives.minutesPerKind)) min: \(found.count) detections")
+        }
+        report.seconds = Date().timeIntervalSince(started)
+        return report
+    }
+
+    static func readMono(_ path: String) throws -> ([Float], Double) {
+        let reader = try SoundFileReader(path: path)
+        var mixer = ChannelMixer(channels: reader.channels)
+        var interleaved = [Float](repeating: 0, count: 4096 * reader.channels)
+        var mono = [Float](repeating: 0, count: 4096)
+        var out: [Float] = []
+        while true {
+            let n = try interleaved.withUnsafeMutableBufferPointer { try reader.read(into: $0) }
+            if n == 0 { break }
+            interleaved.withUnsafeBufferPointer { i in mono.withUnsafeMutableBufferPointer { mixer.mix(i, frames: n, into: $0) } }
+            out += mono[0..<n]
+        }
+        return (out, Double(reader.sampleRate))
+    }
+
+    static func detect(_ y: ArraySlice<Float>, rate: Double, key: WatermarkKey) throws -> [WatermarkDetection] {
+        let detector = try WatermarkDetector(format: WatermarkFormat(key: key), sampleRate: rate)
+        var found: [WatermarkDetection] = []
+        var i = y.startIndex
+        while i < y.endIndex {
+            let n = min(4096, y.endIndex - i)
+            found += y[i..<(i + n)].withUnsafeBufferPointer { detector.process($0) }
+            i += n
+        }
+        return found
+    }
+
+    /// The results as a Markdown table, with the false-detection and transparency lines.
+    public static func table(_ r: BenchReport) -> String {
+        var s = "| condition | window | detected | rate | by host | wrong payloads | median time to detect | target |\n"
+        s += "|---|---|---|---|---|---|---|---|\n"
+        for row in r.rows {
+            let median = row.medianSeconds.map { String(format: "%.2f s", $0) } ?? "–"
+            var target = ""
+            if let t = row.target, t.window == row.window {
+                target = String(format: "≥ %.0f %%", t.rate * 100) + (t.medianSeconds.map { String(format: ", median ≤ %.0f s", $0) } ?? "")
+                target += row.targetMet == true ? ": met" : ": not met"
+            }
+            let hosts = row.byHost.map { "\($0.host) \($0.detected)/\($0.trials)" }.joined(separator: ", ")
+            s += String(format: "| %@ | %.0f s | %d / %d | %.1f %% | %@ | %d | %@ | %@ |\n",
+                        row.condition, row.window, row.detected, row.trials, row.rate * 100, hosts, row.wrong, median, target)
+        }
+        s += String(format: "\nUnmarked audio: %.2f h, %d false detections; the highest score of any codeword the decoder returned there, valid or not, was %.2f (threshold %.2f). Wrong key: %d detections in %d marked files.\n",
+                    r.unmarkedHours, r.falseDetections, r.unmarkedHighestScore, WatermarkDetector.threshold,
+                    r.wrongKeyDetections, r.wrongKeyWindows)
+        s += String(format: "Transparency: watermark %.1f to %.1f dB re host overall; closest 1/3-octave band %.1f dB.\n",
+                    r.ratioRange.0, r.ratioRange.1, r.worstBand)
+        s += String(format: "Bench time: %.0f s.\n", r.seconds)
+        return s
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import Testing
+
+@Suite struct WatermarkCommandTests {
+    let dir = TemporaryDirectory()
+
+    private func music(_ name: String, seconds: Double = 8, rate: Int = 48_000, extra: [String] = []) throws -> String {
+        let path = dir.file(name)
+        let run = try Hark.run(["generate", "music", path, "--duration", String(seconds), "--rate", String(rate)] + extra)
+        #expect(run.status == 0, "\(run.stderr)")
+        return path
+    }
+
+    @Test func embedThenDetect() throws {
+        let host = try music("host.wav")
+        let marked = dir.file("marked.wav")
+        let embed = try Hark.run(["embed", host, marked, "--payload", "1A2B3C4D"])
+        #expect(embed.status == 0, "\(embed.stderr)")
+        #expect(embed.stdout.contains("payload 1a2b3c4d") && embed.stdout.contains("-20.0 dB re host overall"))
+        let detect = try Hark.run(["detect", "--json", marked])
+        #expect(detect.status == 0, "\(detect.stderr)")
+        let first = try #require(detect.jsonObjects.first ?? nil)
+        #expect(first["class"] as? String == "detection")
+        #expect(first["payload"] as? String == "1a2b3c4d")
+        #expect((first["t"] as? Double ?? 99) <= 3.0)
+        #expect((first["confidence"] as? Double ?? 0) > 0.999999)
+        #expect(first["start"] is Double && first["score"] is Double)
+        // A readable line without --json.
+        let plain = try Hark.run(["detect", marked])
+        #expect(plain.stdout.contains("payload 1a2b3c4d at"))
+    }
+
+    @Test func analyzeReportsDetectionsWhenAsked() throws {
+        let host = try music("host.wav")
+        let marked = dir.file("marked.wav")
+        #expect(try Hark.run(["embed", host, marked, "--payload", "abcdef01"]).status == 0)
+        let json = try Hark.run(["analyze", "--json", "--watermark", marked])
+        let classes = json.jsonObjects.compactMap { $0?["class"] as? String }
+        #expect(classes.contains("detection") && classes.last == "report")
+        #expect(json.stdout.contains(#""payload":"abcdef01""#))
+        #expect(try Hark.run(["analyze", marked, "--watermark"]).stdout.contains("watermark: payload abcdef01"))
+        // Without --watermark (or a key) there is no search.
+        #expect(!(try Hark.run(["analyze", "--json", marked]).stdout.contains("detection")))
+    }
+
+    @Test func keysAreSeparate() throws {
+        let host = try music("host.wav")
+        let marked = dir.file("k.wav")
+        let keyFile = dir.write("secret.key", Array("a campaign secret".utf8))
+        #expect(try Hark.run(["embed", host, marked, "--payload", "cafe", "--key-file", keyFile]).status == 0)
+        #expect(try Hark.run(["detect", "--json", marked]).stdout.isEmpty)
+        #expect(try Hark.run(["detect", "--json", "--key", "a campaign secret", marked]).stdout.contains("0000cafe"))
+        #expect(try Hark.run(["detect", "--json", "--key-file", keyFile, marked]).stdout.contains("0000cafe"))
+    }
+
+    @Test func unmarkedAudioHasNoWatermark() throws {
+        let host = try music("plain.wav")
+        let run = try Hark.run(["detect", host])
+        #expect(run.status == 0 && run.stdout.contains("no watermark found"))
+        #expect(try Hark.run(["detect", "--json", host]).stdout.isEmpty)
+    }
+
+    @Test func outputKeepsRateAndEncoding() throws {
+        let host = try music("host.flac", rate: 44_100, extra: ["--encoding", "s24", "--channels", "2"])
+        let marked = dir.file("marked.flac")
+        #expect(try Hark.run(["embed", host, marked, "--payload", "7"]).status == 0)
+        let report = try #require(try Hark.run(["analyze", "--json", marked]).jsonObjects.last ?? nil)
+        #expect(report["rate"] as? Int == 44_100 && report["channels"] as? Int == 2)
+        #expect((report["format"] as? String)?.contains("24 bit") == true)
+        #expect(try Hark.run(["detect", "--json", marked]).stdout.contains("00000007"))
+    }
+
+    @Test func embedRefusesBadRequests() throws {
+        let host = try music("host.wav")
+        let short = try music("short.wav", seconds: 2)
+        let silent = dir.file("silent.wav")
+        _ = try Hark.run(["generate", "silence", silent, "--duration", "5"])
+        for (arguments, text) in [
+            (["embed", host, dir.file("o.wav"), "--payload", "xyz"], "'xyz' is not hexadecimal"),
+            (["embed", host, dir.file("o.wav"), "--payload", "123456789"], "at most 8 digits"),
+            (["embed", host, dir.file("o.wav"), "--payload", "1", "--key-file", dir.file("nope.key")], "nope.key: no such file (key file)"),
+            (["embed", short, dir.file("o.wav"), "--payload", "1"], "a watermark needs at least 3.0 s"),
+            (["embed", silent, dir.file("o.wav"), "--payload", "1"], "the host is silent"),
+            (["embed", host, dir.file("o.mp4"), "--payload", "1"], "cannot tell the output format"),
+            (["embed", dir.file("absent.wav"), dir.file("o.wav"), "--payload", "1"], "absent.wav: no such file"),
+            (["embed", host, dir.file("o.wav"), "--payload", "1", "--strength", "-3"], "--strength"),
+        ] {
+            let run = try Hark.run(arguments)
+            #expect(run.status != 0, "\(arguments)")
+            #expect(run.stdout.isEmpty)
+            #expect(run.stderrLines.count == 1 && run.stderr.contains(text), "\(arguments): \(run.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.file("o.wav")))
+    }
+
+    @Test func detectOverGarbageAndSilenceIsQuickAndEmpty() throws {
+        var rng = SystemRandomNumberGenerator()
+        let garbage = dir.write("garbage.raw", (0..<96_000).map { _ in UInt8.random(in: 0...255, using: &rng) })
+        let silence = dir.file("silence.wav")
+        _ = try Hark.run(["generate", "silence", silence, "--duration", "20"])
+        let start = Date()
+        #expect(try Hark.run(["detect", "--json", silence]).stdout.isEmpty)
+        #expect(Date().timeIntervalSince(start) < 20)   // a generous bound: this is not a timing test
+        let run = try Hark.run(["detect", garbage])
+        #expect(run.status == 1 && run.stderr.contains("not an audio format"))
+    }
+
+    @Test func survivesASimulatedPath() throws {
+        let host = try music("host.wav", seconds: 14)
+        let marked = dir.file("marked.wav"), received = dir.file("received.wav")
+        #expect(try Hark.run(["embed", host, marked, "--payload", "5eed5eed"]).status == 0)
+        let sim = try Hark.run(["simulate", marked, received, "--speaker", "150:12000", "--rt60", "0.4", "--distance", "1",
+                                "--noise", "pink", "--snr", "20", "--mic", "100:8000", "--drift-ppm", "-150", "--rate", "16000"])
+        #expect(sim.status == 0, "\(sim.stderr)")
+        let report = try #require(try Hark.run(["analyze", "--json", received]).jsonObjects.last ?? nil)
+        #expect(report["rate"] as? Int == 16_000 && report["channels"] as? Int == 1)
+        #expect(try Hark.run(["detect", "--json", received]).stdout.contains("5eed5eed"))
+    }
+
+    @Test func simulatedNoiseHasTheRequestedSNR() throws {
+        // Silence out of the path except noise at −10 dB re a tone: the output level is the
+        // tone's plus 10 lg(1.1).
+        let tone = dir.file("tone.wav"), out = dir.file("out.wav")
+        _ = try Hark.run(["generate", "sine", tone, "--level", "-20", "--duration", "5"])
+        #expect(try Hark.run(["simulate", tone, out, "--noise", "white", "--snr", "10"]).status == 0)
+        let report = try #require(try Hark.run(["analyze", "--json", out]).jsonObjects.last ?? nil)
+        let lz = try #require(report["LZeq"] as? Double)
+        #expect(abs(lz - (-20 + 10 * log10(1.1))) < 0.1)
+    }
+
+    @Test func codecIsUsedOrSkippedWithAWarning() throws {
+        let host = try music("host.wav", seconds: 4)
+        let run = try Hark.run(["simulate", host, dir.file("c.wav"), "--codec", "aac64"])
+        #expect(run.status == 0)
+        let hasFFmpeg = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
+            .contains { FileManager.default.isExecutableFile(atPath: "\($0)/ffmpeg") }
+        #expect(hasFFmpeg ? run.stderr.isEmpty : run.stderr.contains("ffmpeg is not installed; --codec aac64 skipped"))
+        let bad = try Hark.run(["simulate", host, dir.file("c.wav"), "--codec", "wma"])
+        #expect(bad.status == 64 && bad.stderr.contains("unknown --codec 'wma'"))
+    }
+}
