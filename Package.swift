@@ -2,11 +2,13 @@
 import PackageDescription
 
 // Layering (data flows one way: source → frames → analysers → events → sinks):
-//   CFFTW, CSndFile      thin system-library targets, C headers only
+//   CFFTW, CSndFile,     thin system-library targets, C headers only
+//   CALSA                (CALSAShim: the few lines of C that ALSA's variadic log handler needs)
 //   HarkFFT              owns FFTW plans and buffers
 //   HarkSoundFile        owns libsndfile handles; audio files in and out
 //   HarkDSP              the DSP core: frames, filters, meter, bands, signal synthesis.
 //                        Knows nothing of files, sockets or ALSA.
+//   HarkCapture          owns ALSA PCM handles; the capture thread and its ring buffer
 //   HarkEngine           wires a source through the analysers into events and sinks
 //   hark                 the command line (swift-argument-parser)
 let package = Package(
@@ -27,6 +29,11 @@ let package = Package(
         .systemLibrary(
             name: "CSndFile", pkgConfig: "sndfile",
             providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(
+            name: "CALSA", pkgConfig: "alsa",
+            providers: [.apt(["libasound2-dev"])]),
+        .target(name: "CALSAShim", dependencies: ["CALSA"]),
+        .target(name: "HarkCapture", dependencies: ["CALSA", "CALSAShim"]),
         .target(name: "HarkFFT", dependencies: ["CFFTW"]),
         .target(name: "HarkSoundFile", dependencies: ["CSndFile"]),
         .target(name: "HarkDSP", dependencies: ["HarkFFT"]),
@@ -42,5 +49,6 @@ let package = Package(
         .testTarget(name: "HarkSoundFileTests", dependencies: ["HarkSoundFile"]),
         .testTarget(name: "HarkEngineTests", dependencies: ["HarkEngine"]),
         .testTarget(name: "HarkCLITests", dependencies: ["hark"]),
+        .testTarget(name: "HarkCaptureTests", dependencies: ["HarkCapture"]),
     ]
 )

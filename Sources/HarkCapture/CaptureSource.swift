@@ -1,0 +1,234 @@
+import CALSA
+import Foundation
+import Synchronization
+
+/// Captures audio from an ALSA device on a dedicated thread into a bounded ring, whatever
+/// the consumer is doing.
+///
+/// - The capture thread never waits on the consumer: samples that do not fit in the ring are
+///   dropped and counted (``Counters/droppedFrames``), never lost silently.
+/// - Overruns (`-EPIPE`) are recovered with `snd_pcm_recover` and counted; a suspended device
+///   (`-ESTRPIPE`) is resumed, or re-prepared if it cannot be.
+/// - A device that fails to open, or disappears (`-ENODEV` and kin), is closed and opened
+///   again with backoff (0.25 s doubling to 5 s) while ``state`` says `.deviceLost`; capture
+///   resumes when it comes back, with a discontinuity flagged to the consumer.
+public final class CaptureSource: @unchecked Sendable {
+    public enum State: Sendable, Equatable {
+        case idle
+        case opening
+        case capturing(NegotiatedFormat)
+        case deviceLost(String)
+
+        public var name: String {
+            switch self {
+            case .idle: return "idle"
+            case .opening: return "opening"
+            case .capturing: return "capturing"
+            case .deviceLost: return "device-lost"
+            }
+        }
+    }
+
+    public struct Counters: Sendable, Equatable {
+        public var overruns = 0
+        public var suspends = 0
+        public var droppedFrames = 0
+        public var capturedFrames = 0
+        public var reopenings = 0
+    }
+
+    public typealias Opener = @Sendable (CaptureSettings) throws -> PCMStream
+
+    public let settings: CaptureSettings
+    private let opener: Opener
+    private let log: @Sendable (String) -> Void
+    private let ring: SampleRing
+    private let lock = Mutex<(state: State, counters: Counters, running: Bool)>((.idle, Counters(), false))
+    private var thread: Thread?
+    private let finished = NSCondition()
+    private var threadDone = true
+    /// Channel count of what is in the ring (the negotiated one, once open).
+    private let channelCount = Atomic<Int>(0)
+
+    public static let backoffStart = 0.25
+    public static let backoffLimit = 5.0
+
+    /// - Parameters:
+    ///   - ringSeconds: how much audio the ring holds before dropping (at the requested rate).
+    ///   - opener: makes the PCM; tests wrap ``PCMDevice`` here to inject errors.
+    public init(settings: CaptureSettings, ringSeconds: Double = 2, opener: Opener? = nil,
+                log: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.settings = settings
+        self.opener = opener ?? { try PCMDevice(settings: $0) }
+        self.log = log
+        ring = SampleRing(capacity: Int(ringSeconds * Double(settings.rate)) * max(settings.channels, 1))
+    }
+
+    public var state: State { lock.withLock { $0.state } }
+    public var counters: Counters {
+        var c = lock.withLock { $0.counters }
+        c.droppedFrames = ring.dropped / max(channelCount.load(ordering: .relaxed), 1)
+        return c
+    }
+    /// Channels of the samples ``read(into:timeout:)`` returns (0 before the device opens).
+    public var channels: Int { channelCount.load(ordering: .relaxed) }
+
+    /// Starts the capture thread (opening the device on it). Does nothing if already running.
+    public func start() {
+        let already = lock.withLock { s -> Bool in
+            if s.running { return true }
+            s.running = true
+            s.state = .opening
+            return false
+        }
+        if already { return }
+        finished.lock()
+        threadDone = false
+        finished.unlock()
+        let t = Thread { [weak self] in self?.run() }
+        t.name = "hark-capture"
+        t.qualityOfService = .userInteractive
+        thread = t
+        t.start()
+    }
+
+    /// Stops capturing and closes the device; waits up to `timeout` seconds for the thread.
+    /// Returns false if the thread is still blocked inside ALSA (e.g. opening a FIFO no one
+    /// writes), in which case it exits on its own later.
+    @discardableResult
+    public func stop(timeout: Double = 2) -> Bool {
+        lock.withLock { $0.running = false }
+        ring.wake()
+        finished.lock()
+        defer { finished.unlock() }
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while !threadDone {
+            if !finished.wait(until: deadline) { return false }
+        }
+        ring.clear()
+        return true
+    }
+
+    /// Takes up to `out.count` samples (whole frames, interleaved), waiting up to `timeout`
+    /// seconds. Returns the frames taken, the channels they have, and whether the device was
+    /// reopened since the last read.
+    public func read(into out: UnsafeMutableBufferPointer<Float>, timeout: Double) -> (frames: Int, channels: Int, discontinuity: Bool) {
+        let c = max(channelCount.load(ordering: .relaxed), 1)
+        let (n, broke) = ring.read(into: out, granule: c, timeout: timeout)
+        return (n / c, c, broke)
+    }
+
+    private var isRunning: Bool { lock.withLock { $0.running } }
+
+    private func setState(_ s: State) { lock.withLock { $0.state = s } }
+
+    private func count(_ body: (inout Counters) -> Void) { lock.withLock { body(&$0.counters) } }
+
+    // MARK: - the capture thread
+
+    private func run() {
+        defer {
+            setState(.idle)
+            finished.lock()
+            threadDone = true
+            finished.broadcast()
+            finished.unlock()
+        }
+        var backoff = Self.backoffStart
+        var opened = false
+        while isRunning {
+            let pcm: PCMStream
+            do {
+                pcm = try opener(settings)
+            } catch {
+                let reason = (error as? ALSAError)?.description ?? "\(error)"
+                setState(.deviceLost(reason))
+                log("\(reason); retrying in \(String(format: "%.2f", backoff)) s")
+                sleepWhileRunning(backoff)
+                backoff = min(backoff * 2, Self.backoffLimit)
+                continue
+            }
+            let format = pcm.negotiated
+            if format.rate != settings.rate {
+                log("device '\(settings.device)' captures at \(format.rate) Hz (asked for \(settings.rate) Hz)")
+            }
+            channelCount.store(format.channels, ordering: .relaxed)
+            if opened {
+                count { $0.reopenings += 1 }
+                ring.markDiscontinuity()
+            }
+            opened = true
+            setState(.capturing(format))
+            log("capturing from '\(settings.device)': \(format.rate) Hz, \(format.channels) channel(s), \(format.format.rawValue), period \(format.periodFrames) frames")
+            let lost = captureLoop(pcm, format)
+            pcm.close()
+            if let reason = lost {
+                setState(.deviceLost(reason))
+                log("\(reason); reopening")
+                backoff = Self.backoffStart
+                sleepWhileRunning(backoff)
+            }
+        }
+    }
+
+    /// Reads until stopped (returns nil) or the device is lost (returns why).
+    private func captureLoop(_ pcm: PCMStream, _ format: NegotiatedFormat) -> String? {
+        let frames = format.periodFrames
+        let bytes = frames * format.channels * format.format.bytesPerSample
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 16)
+        defer { raw.deallocate() }
+        var floats = [Float](repeating: 0, count: frames * format.channels)
+        while isRunning {
+            let got = pcm.readInterleaved(into: raw, frames: frames)
+            if got > 0 {
+                let n = got * format.channels
+                floats.withUnsafeMutableBufferPointer { out in Self.convert(raw, format.format, count: n, into: out) }
+                _ = floats.withUnsafeBufferPointer { ring.write(UnsafeBufferPointer(rebasing: $0[0..<n])) }
+                count { $0.capturedFrames += got }
+                continue
+            }
+            let code = Int32(got == 0 ? -Int(EAGAIN) : got)
+            switch code {
+            case -EAGAIN:
+                continue
+            case -EPIPE:
+                count { $0.overruns += 1 }
+                let rc = pcm.recover(code)
+                if rc < 0 { return ALSAError.read(code: rc, message: ALSAError.message(rc)).description }
+            case -ESTRPIPE:
+                count { $0.suspends += 1 }
+                var rc = pcm.resume()
+                while rc == -EAGAIN && isRunning {
+                    Thread.sleep(forTimeInterval: 0.1)
+                    rc = pcm.resume()
+                }
+                if rc < 0 { rc = pcm.prepare() }
+                if rc < 0 { return ALSAError.read(code: rc, message: ALSAError.message(rc)).description }
+            default:
+                if ALSAError.isLoss(code) { return ALSAError.deviceLost(code: code, message: ALSAError.message(code)).description }
+                let rc = pcm.recover(code)
+                if rc < 0 { return ALSAError.read(code: code, message: ALSAError.message(code)).description }
+            }
+        }
+        return nil
+    }
+
+    private func sleepWhileRunning(_ seconds: Double) {
+        let end = Date(timeIntervalSinceNow: seconds)
+        while isRunning && Date() < end { Thread.sleep(forTimeInterval: 0.05) }
+    }
+
+    static func convert(_ raw: UnsafeMutableRawPointer, _ format: SampleFormat, count n: Int, into out: UnsafeMutableBufferPointer<Float>) {
+        switch format {
+        case .s16:
+            let p = raw.assumingMemoryBound(to: Int16.self)
+            for i in 0..<n { out[i] = Float(Int16(littleEndian: p[i])) / 32_768 }
+        case .s32:
+            let p = raw.assumingMemoryBound(to: Int32.self)
+            for i in 0..<n { out[i] = Float(Int32(littleEndian: p[i])) / 2_147_483_648 }
+        case .float:
+            let p = raw.assumingMemoryBound(to: Float.self)
+            for i in 0..<n { out[i] = p[i] }
+        }
+    }
+}
