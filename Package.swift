@@ -10,17 +10,24 @@ import PackageDescription
 //                        Knows nothing of files, sockets or ALSA.
 //   HarkCapture          owns ALSA PCM handles; the capture thread and its ring buffer
 //   HarkEngine           wires a source through the analysers into events and sinks
-//   hark                 the command line (swift-argument-parser)
+//   HarkDaemon           harkd's service: sessions, the JSON-lines socket protocol (SwiftNIO),
+//                        configuration, systemd integration
+//   HarkClient           a small blocking client of that protocol (plain POSIX sockets)
+//   hark, harkd          the command line and the daemon (swift-argument-parser)
 let package = Package(
     name: "Hark",
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "hark", targets: ["hark"]),
+        .executable(name: "harkd", targets: ["harkd"]),
         .library(name: "HarkDSP", targets: ["HarkDSP"]),
         .library(name: "HarkEngine", targets: ["HarkEngine"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .systemLibrary(
@@ -38,11 +45,30 @@ let package = Package(
         .target(name: "HarkSoundFile", dependencies: ["CSndFile"]),
         .target(name: "HarkDSP", dependencies: ["HarkFFT"]),
         .target(name: "HarkEngine", dependencies: ["HarkDSP", "HarkSoundFile"]),
+        .target(
+            name: "HarkDaemon",
+            dependencies: [
+                "HarkEngine", "HarkCapture",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]),
+        .target(name: "HarkClient"),
         .executableTarget(
             name: "hark",
             dependencies: [
-                "HarkEngine",
+                "HarkEngine", "HarkClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+        .executableTarget(
+            name: "harkd",
+            dependencies: [
+                "HarkDaemon",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(name: "HarkFFTTests", dependencies: ["HarkFFT"]),
         .testTarget(name: "HarkDSPTests", dependencies: ["HarkDSP"]),
@@ -50,5 +76,12 @@ let package = Package(
         .testTarget(name: "HarkEngineTests", dependencies: ["HarkEngine"]),
         .testTarget(name: "HarkCLITests", dependencies: ["hark"]),
         .testTarget(name: "HarkCaptureTests", dependencies: ["HarkCapture"]),
+        .testTarget(
+            name: "HarkDaemonTests",
+            dependencies: [
+                "HarkDaemon", "HarkClient",
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]),
+        .testTarget(name: "HarkDaemonEndToEndTests", dependencies: ["harkd", "hark", "HarkClient"]),
     ]
 )

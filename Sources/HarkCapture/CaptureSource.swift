@@ -35,6 +35,8 @@ public final class CaptureSource: @unchecked Sendable {
         public var droppedFrames = 0
         public var capturedFrames = 0
         public var reopenings = 0
+
+        public init() {}
     }
 
     public typealias Opener = @Sendable (CaptureSettings) throws -> PCMStream

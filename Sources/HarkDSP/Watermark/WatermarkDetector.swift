@@ -28,8 +28,11 @@ public final class WatermarkDetector {
         let logCount = log(candidatesPerHour) + Double(WatermarkPayload.bitCount) * log(2.0) - log(1e-6)
         return (2 * logCount).squareRoot()
     }()
-    /// A payload already reported is not reported again until it has been absent this long.
-    public static let repeatInterval = 6.0
+    /// By default a payload already reported is not reported again until it has been absent
+    /// this long.
+    public static let defaultRepeatInterval = 6.0
+    /// This detector's repeat interval (0: report every confirmation, as harkd's sessions need).
+    public let repeatInterval: Double
 
     public let format: WatermarkFormat
     public let sampleRate: Double
@@ -56,10 +59,11 @@ public final class WatermarkDetector {
     /// Each ring entry: the pair values of every scale.
     private static var entrySize: Int { clockScales.count * valuesPerScale }
 
-    public init(format: WatermarkFormat, sampleRate: Double) throws {
+    public init(format: WatermarkFormat, sampleRate: Double, repeatInterval: Double = WatermarkDetector.defaultRepeatInterval) throws {
         precondition(sampleRate >= 8_000)
         self.format = format
         self.sampleRate = sampleRate
+        self.repeatInterval = repeatInterval
         let length = Int((Self.frameDuration * sampleRate).rounded())
         frameLength = length
         hopLength = Int((Self.hopDuration * sampleRate).rounded())
@@ -195,7 +199,7 @@ public final class WatermarkDetector {
             if let d = decode(candidate, newest: newest), d.score > (best?.score ?? -1) { best = d }
         }
         guard let detection = best else { return nil }
-        if let last = lastReport[detection.payload], detection.time - last < Self.repeatInterval {
+        if let last = lastReport[detection.payload], detection.time - last < repeatInterval {
             lastReport[detection.payload] = detection.time
             return nil
         }

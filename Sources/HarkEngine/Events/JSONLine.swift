@@ -99,23 +99,31 @@ extension AnalysisEvent {
             j.add("score", d.score, decimals: 2)
             j.add("copies", d.copies)
         case .report(let e):
-            let m = e.meter
             j.add("class", "report")
             j.add("file", e.source)
-            j.add("duration", m.duration, decimals: 3)
-            for (k, v) in [("LAeq", m.LAeq), ("LCeq", m.LCeq), ("LZeq", m.LZeq), ("LAE", m.LAE),
-                           ("LAFmax", m.LAFmax), ("LAFmin", m.LAFmin), ("LASmax", m.LASmax),
-                           ("LCpeak", m.LCpeak), ("LA10", m.LA10), ("LA50", m.LA50), ("LA90", m.LA90)] {
-                j.add(k, v, decimals: 2)
-            }
-            j.add("bands", numbers: e.bands.map { ($0.label, $0.level) }, decimals: 2)
-            j.add("calibration", e.calibration, decimals: 2)
-            j.add("rate", e.sampleRate)
-            j.add("channels", e.channels)
-            j.add("channel_use", e.channelUse)
-            j.add("format", e.format)
-            j.add("warnings", strings: e.warnings)
+            j.addReportFields(e)
         }
         return j.line
+    }
+}
+
+extension JSONLine {
+    /// The figures of a report, after `class` and whatever names the source: the fields
+    /// `hark analyze` and harkd's noise reports share.
+    public mutating func addReportFields(_ e: ReportEvent) {
+        let m = e.meter
+        add("duration", m.duration, decimals: 3)
+        for (k, v) in [("LAeq", m.LAeq), ("LCeq", m.LCeq), ("LZeq", m.LZeq), ("LAE", m.LAE),
+                       ("LAFmax", m.LAFmax), ("LAFmin", m.LAFmin), ("LASmax", m.LASmax),
+                       ("LCpeak", m.LCpeak), ("LA10", m.LA10), ("LA50", m.LA50), ("LA90", m.LA90)] {
+            add(k, v, decimals: 2)
+        }
+        add("bands", numbers: e.bands.map { ($0.label, $0.level) }, decimals: 2)
+        add("calibration", e.calibration, decimals: 2)
+        add("rate", e.sampleRate)
+        add("channels", e.channels)
+        add("channel_use", e.channelUse)
+        add("format", e.format)
+        add("warnings", strings: e.warnings)
     }
 }

@@ -1,0 +1,139 @@
+import Foundation
+import HarkCapture
+import HarkDSP
+
+/// Everything harkd can be told, from its configuration file and command line.
+///
+/// The file is `key = value` lines; `#` starts a comment. Example (docs/daemon.md lists every key):
+///
+///     device = default
+///     mode = on-demand
+///     report-interval = 60
+///     socket-group = audio
+public struct DaemonConfiguration: Sendable, Equatable {
+    public enum Mode: String, Sendable, CaseIterable {
+        /// The microphone is open only while a session or an audio watcher needs it.
+        case onDemand = "on-demand"
+        /// Always capturing: periodic noise reports and detections for watchers.
+        case continuous
+    }
+
+    public var capture = CaptureSettings()
+    /// Period and ALSA buffer, in seconds (converted at the configured rate).
+    public var periodSeconds = 0.02
+    public var bufferSeconds = 0.2
+    public var mode = Mode.onDemand
+    /// Seconds between noise reports in continuous mode.
+    public var reportInterval = 60.0
+    /// Seconds between `level` messages to watchers.
+    public var levelInterval = 1.0
+    /// Seconds of audio the capture ring holds before dropping.
+    public var ringSeconds = 2.0
+    public var socketPath: String?
+    public var socketMode: UInt16 = 0o660
+    public var socketGroup: String?
+    public var watermarkKey = WatermarkKey.demo
+    public var calibration = 0.0
+    /// Unsent bytes a client may accumulate before it is dropped.
+    public var clientQueueBytes = 256 * 1024
+
+    public init() {}
+
+    /// The socket path when none is configured: `$RUNTIME_DIRECTORY/hark.sock`, else
+    /// `/run/hark/hark.sock`.
+    public static func defaultSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let dir = environment["RUNTIME_DIRECTORY"]?.split(separator: ":").first, !dir.isEmpty {
+            return "\(dir)/hark.sock"
+        }
+        return "/run/hark/hark.sock"
+    }
+
+    public var resolvedSocketPath: String { socketPath ?? Self.defaultSocketPath() }
+
+    /// The capture settings with period and buffer converted at the configured rate.
+    public var captureSettings: CaptureSettings {
+        var c = capture
+        c.periodFrames = max(16, Int(periodSeconds * Double(c.rate)))
+        c.bufferFrames = max(2 * c.periodFrames, Int(bufferSeconds * Double(c.rate)))
+        return c
+    }
+
+    public struct ParseError: Error, Equatable, CustomStringConvertible {
+        public var source: String
+        public var line: Int
+        public var message: String
+        public var description: String { "\(source):\(line): \(message)" }
+    }
+
+    /// Applies the settings in `text` (a configuration file) on top of this configuration.
+    public mutating func apply(file text: String, source: String) throws(ParseError) {
+        for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty { continue }
+            let parts = trimmed.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard parts.count == 2, !parts[0].isEmpty else {
+                throw ParseError(source: source, line: number + 1, message: "expected 'key = value', found '\(trimmed)'")
+            }
+            do {
+                try set(parts[0], parts[1])
+            } catch let message {
+                throw ParseError(source: source, line: number + 1, message: message.text)
+            }
+        }
+    }
+
+    struct Message: Error { var text: String }
+
+    /// Sets one key; used for the file and for command-line overrides alike.
+    mutating func set(_ key: String, _ value: String) throws(Message) {
+        func number(_ range: ClosedRange<Double>) throws(Message) -> Double {
+            guard let v = Double(value), range.contains(v) else {
+                throw Message(text: "\(key) must be a number from \(range.lowerBound) to \(range.upperBound), not '\(value)'")
+            }
+            return v
+        }
+        switch key {
+        case "device":
+            guard !value.isEmpty else { throw Message(text: "device is empty") }
+            capture.device = value
+        case "rate": capture.rate = Int(try number(8_000...192_000))
+        case "channels": capture.channels = Int(try number(1...8))
+        case "format":
+            guard let f = SampleFormat(rawValue: value.uppercased()) else {
+                throw Message(text: "format must be S16, S32 or FLOAT, not '\(value)'")
+            }
+            capture.format = f
+        case "period-ms": periodSeconds = try number(1...500) / 1000
+        case "buffer-ms": bufferSeconds = try number(10...5_000) / 1000
+        case "mode":
+            guard let m = Mode(rawValue: value) else { throw Message(text: "mode must be on-demand or continuous, not '\(value)'") }
+            mode = m
+        case "report-interval": reportInterval = try number(1...86_400)
+        case "level-interval": levelInterval = try number(0.05...60)
+        case "ring-seconds": ringSeconds = try number(0.1...60)
+        case "socket": socketPath = value
+        case "socket-mode":
+            guard let m = UInt16(value, radix: 8), m <= 0o777 else { throw Message(text: "socket-mode must be octal, e.g. 0660") }
+            socketMode = m
+        case "socket-group": socketGroup = value
+        case "key":
+            guard !value.isEmpty else { throw Message(text: "key is empty") }
+            watermarkKey = WatermarkKey(text: value)
+        case "key-file":
+            guard let data = FileManager.default.contents(atPath: value), !data.isEmpty else {
+                throw Message(text: "key-file \(value): missing, unreadable or empty")
+            }
+            watermarkKey = WatermarkKey(bytes: [UInt8](data))
+        case "calibration": calibration = try number(-200...200)
+        case "client-queue-kb": clientQueueBytes = Int(try number(1...65_536) * 1024)
+        default:
+            throw Message(text: "unknown setting '\(key)'")
+        }
+    }
+
+    /// Sets `key` from the command line; errors name the flag.
+    public mutating func override(_ key: String, _ value: String) throws(ParseError) {
+        do { try set(key, value) } catch { throw ParseError(source: "--\(key)", line: 0, message: error.text) }
+    }
+}

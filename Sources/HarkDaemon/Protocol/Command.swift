@@ -1,0 +1,81 @@
+import Foundation
+
+/// What a client can ask (docs/protocol.md). One JSON object per line, with a `"cmd"`.
+public enum Command: Equatable, Sendable {
+    case watch(Set<WatchClass>)
+    case shake(seconds: Double, id: String?)
+    case noise(seconds: Double, id: String?)
+    case status
+    case version
+
+    /// Message classes a client can subscribe to with `watch`.
+    public enum WatchClass: String, Sendable, CaseIterable, Comparable {
+        case detection, level, report, status
+
+        public static func < (a: WatchClass, b: WatchClass) -> Bool { a.rawValue < b.rawValue }
+        /// Whether watching this class needs the microphone open.
+        var needsAudio: Bool { self != .status }
+    }
+
+    public static let shakeSeconds = 1.0...60.0
+    public static let noiseSeconds = 1.0...3_600.0
+    static let maxIDLength = 128
+
+    /// Why a line was refused; `id` is echoed when the line had a usable one.
+    public struct Rejection: Error, Equatable, Sendable {
+        public var message: String
+        public var id: String?
+    }
+
+    /// Parses one line from a client.
+    public static func parse(_ line: String) -> Result<Command, Rejection> {
+        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)) else {
+            return .failure(Rejection(message: "not valid JSON"))
+        }
+        guard case .object(let object) = value else {
+            return .failure(Rejection(message: "expected a JSON object such as {\"cmd\":\"status\"}"))
+        }
+        var id: String?
+        if let raw = object["id"] {
+            guard case .string(let s) = raw, s.count <= maxIDLength else {
+                return .failure(Rejection(message: "id must be a string of at most \(maxIDLength) characters"))
+            }
+            id = s
+        }
+        func fail(_ message: String) -> Result<Command, Rejection> { .failure(Rejection(message: message, id: id)) }
+        guard case .string(let cmd)? = object["cmd"] else {
+            return fail("missing \"cmd\" (one of watch, shake, noise, status, version)")
+        }
+        func seconds(_ range: ClosedRange<Double>, default fallback: Double) -> Result<Double, Rejection> {
+            guard let raw = object["seconds"] else { return .success(fallback) }
+            guard case .number(let n) = raw, range.contains(n) else {
+                return .failure(Rejection(message: "seconds must be a number from \(Int(range.lowerBound)) to \(Int(range.upperBound)), not \(raw.describing)", id: id))
+            }
+            return .success(n)
+        }
+        switch cmd {
+        case "watch":
+            guard case .array(let list)? = object["classes"] else {
+                return fail("watch needs \"classes\": a list of detection, level, report, status")
+            }
+            var classes = Set<WatchClass>()
+            for item in list {
+                guard case .string(let name) = item, let c = WatchClass(rawValue: name) else {
+                    return fail("unknown class \(item.describing) in watch (detection, level, report, status)")
+                }
+                classes.insert(c)
+            }
+            return .success(.watch(classes))
+        case "shake":
+            return seconds(shakeSeconds, default: 6).map { .shake(seconds: $0, id: id) }
+        case "noise":
+            return seconds(noiseSeconds, default: 10).map { .noise(seconds: $0, id: id) }
+        case "status":
+            return .success(.status)
+        case "version":
+            return .success(.version)
+        default:
+            return fail("unknown command '\(cmd)' (watch, shake, noise, status, version)")
+        }
+    }
+}

@@ -1,0 +1,35 @@
+import NIOCore
+
+/// Splits the byte stream from a client into lines (without the `\n`, and without a `\r`
+/// before it). A line longer than ``maximumLength`` bytes is an error: the client is told and
+/// disconnected, since the rest of the stream can no longer be trusted.
+struct LineFramer: ByteToMessageDecoder {
+    typealias InboundOut = String
+    static let maximumLength = 4096
+
+    struct LineTooLong: Error {}
+
+    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        let view = buffer.readableBytesView
+        if let newline = view.firstIndex(of: UInt8(ascii: "\n")) {
+            let length = newline - view.startIndex
+            guard length <= Self.maximumLength else { throw LineTooLong() }
+            var line = buffer.readString(length: length) ?? ""
+            buffer.moveReaderIndex(forwardBy: 1)
+            if line.hasSuffix("\r") { line.removeLast() }
+            context.fireChannelRead(wrapInboundOut(line))
+            return .continue
+        }
+        if buffer.readableBytes > Self.maximumLength { throw LineTooLong() }
+        return .needMoreData
+    }
+
+    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+        // A last line without a newline is still a line.
+        while try decode(context: context, buffer: &buffer) == .continue {}
+        if buffer.readableBytes > 0, let line = buffer.readString(length: buffer.readableBytes) {
+            context.fireChannelRead(wrapInboundOut(line))
+        }
+        return .needMoreData
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import HarkDSP
+import HarkEngine
+
+/// The lines harkd sends, each one JSON object tagged with its `"class"` (docs/protocol.md).
+public enum Messages {
+    /// The protocol version in the banner; bumped on incompatible changes only.
+    public static let protocolVersion = 1
+
+    public static func version() -> String {
+        var j = JSONLine()
+        j.add("class", "version")
+        j.add("release", Hark.version)
+        j.add("proto", protocolVersion)
+        return j.line
+    }
+
+    public static func error(_ message: String, id: String? = nil) -> String {
+        var j = JSONLine()
+        j.add("class", "error")
+        if let id { j.add("id", id) }
+        j.add("message", message)
+        return j.line
+    }
+
+    public struct Status: Sendable, Equatable {
+        public var state: String
+        public var device: String
+        public var rate: Int?
+        public var mode: String
+        public var uptime: Double
+        public var overruns: Int
+        public var dropped: Int
+        public var clients: Int
+        public var sessions: Int
+        public var detail: String?
+    }
+
+    public static func status(_ s: Status) -> String {
+        var j = JSONLine()
+        j.add("class", "status")
+        j.add("state", s.state)
+        j.add("device", s.device)
+        j.add("rate", s.rate.map(Double.init), decimals: 0)
+        j.add("mode", s.mode)
+        j.add("uptime", s.uptime, decimals: 1)
+        j.add("overruns", s.overruns)
+        j.add("dropped", s.dropped)
+        j.add("clients", s.clients)
+        j.add("sessions", s.sessions)
+        if let d = s.detail { j.add("detail", d) }
+        return j.line
+    }
+
+    public static func shakeDetected(id: String?, payload: WatermarkPayload, after: Double, confidence: Double, score: Double) -> String {
+        var j = JSONLine()
+        j.add("class", "shake")
+        if let id { j.add("id", id) }
+        j.add("result", "detected")
+        j.add("payload", payload.hex)
+        j.add("after", after, decimals: 3)
+        j.add("confidence", confidence, decimals: 6)
+        j.add("score", score, decimals: 2)
+        return j.line
+    }
+
+    public static func shakeNone(id: String?, after: Double) -> String {
+        var j = JSONLine()
+        j.add("class", "shake")
+        if let id { j.add("id", id) }
+        j.add("result", "none")
+        j.add("after", after, decimals: 3)
+        return j.line
+    }
+
+    /// A noise session's live level: `peak` is the highest LAF since the session began (what a
+    /// meter's peak-hold shows); `LCpeak` is the C-weighted peak of the last tenth of a second.
+    public static func sessionLevel(id: String?, t: Double, levels: IntervalLevels, peak: Double?) -> String {
+        var j = JSONLine()
+        j.add("class", "level")
+        if let id { j.add("id", id) }
+        j.add("t", t, decimals: 3)
+        j.add("LAF", levels.LAF, decimals: 2)
+        j.add("LCpeak", levels.LCpeak, decimals: 2)
+        j.add("peak", peak, decimals: 2)
+        return j.line
+    }
+
+    /// A watcher's level line (continuous meter).
+    public static func level(t: Double, levels: IntervalLevels) -> String {
+        var j = JSONLine()
+        j.add("class", "level")
+        j.add("t", t, decimals: 3)
+        j.add("LAF", levels.LAF, decimals: 2)
+        j.add("LAS", levels.LAS, decimals: 2)
+        j.add("LCpeak", levels.LCpeak, decimals: 2)
+        j.add("LAeq", levels.LAeq, decimals: 2)
+        j.add("LAFmax", levels.LAFmax, decimals: 2)
+        return j.line
+    }
+
+    /// A noise report: a session's (with its `id`) or a continuous one (with its end time `t`).
+    public static func report(id: String?, t: Double?, device: String, report: ReportEvent) -> String {
+        var j = JSONLine()
+        j.add("class", "report")
+        if let id { j.add("id", id) }
+        if let t { j.add("t", t, decimals: 3) }
+        j.add("device", device)
+        j.addReportFields(report)
+        return j.line
+    }
+
+    public static func detection(_ d: WatermarkDetection, t: Double, start: Double) -> String {
+        var j = JSONLine()
+        j.add("class", "detection")
+        j.add("payload", d.payload.hex)
+        j.add("t", t, decimals: 3)
+        j.add("start", start, decimals: 3)
+        j.add("confidence", d.confidence, decimals: 6)
+        j.add("score", d.score, decimals: 2)
+        j.add("copies", d.copies)
+        return j.line
+    }
+}

@@ -1,0 +1,62 @@
+import Logging
+import NIOCore
+import Synchronization
+
+/// One client connection's protocol: the version banner on connect, then one command per line,
+/// each answered or refused with an `error` line; the connection stays open after errors,
+/// except for a line longer than 4 KiB, which closes it.
+final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = String
+
+    private static let nextID = Atomic<Int>(1)
+    private let hub: Hub
+    private let logger: Logger
+    private let queueLimit: Int
+    private var connection: ClientConnection?
+
+    init(hub: Hub, queueLimit: Int = ClientConnection.defaultLimit, logger: Logger) {
+        self.hub = hub
+        self.queueLimit = queueLimit
+        self.logger = logger
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        let id = Self.nextID.add(1, ordering: .relaxed).oldValue
+        let c = ClientConnection(id: id, channel: context.channel, limit: queueLimit, logger: logger)
+        connection = c
+        if !hub.connect(c) {
+            c.sendAndClose(Messages.error("harkd is shutting down"))
+            return
+        }
+        logger.debug("client \(id) connected")
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard let connection else { return }
+        let line = unwrapInboundIn(data)
+        if line.allSatisfy(\.isWhitespace) { return }
+        switch Command.parse(line) {
+        case .success(let command): hub.handle(command, from: connection.id)
+        case .failure(let rejection): hub.reject(rejection, from: connection.id)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if let connection {
+            hub.disconnect(connection.id)
+            logger.debug("client \(connection.id) disconnected")
+        }
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        if error is LineFramer.LineTooLong {
+            logger.notice("client \(connection?.id ?? 0): line longer than \(LineFramer.maximumLength) bytes; closing")
+            connection?.sendAndClose(Messages.error("line longer than \(LineFramer.maximumLength) bytes; closing the connection"))
+        } else {
+            logger.notice("client \(connection?.id ?? 0): \(error); closing")
+            context.close(promise: nil)
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+
+/// Why the socket could not be set up.
+public enum SocketServerError: Error, CustomStringConvertible {
+    case inUse(String)
+    case notASocket(String)
+    case cannotCreateDirectory(String, String)
+    case unknownGroup(String)
+
+    public var description: String {
+        switch self {
+        case .inUse(let p): return "\(p): another harkd is already listening there"
+        case .notASocket(let p): return "\(p) exists and is not a socket; refusing to replace it"
+        case let .cannotCreateDirectory(p, why): return "cannot create \(p): \(why)"
+        case .unknownGroup(let g): return "socket-group '\(g)' does not exist"
+        }
+    }
+}
+
+/// The Unix-domain stream socket harkd serves: bound to a path (mode and group applied, stale
+/// socket files replaced, live ones refused) or inherited from systemd socket activation.
+final class SocketServer: @unchecked Sendable {
+    private let group: EventLoopGroup
+    private let hub: Hub
+    private let logger: Logger
+    private var channel: Channel?
+    /// The path this server created, removed on stop (not when systemd owns the socket).
+    private(set) var createdPath: String?
+
+    init(group: EventLoopGroup, hub: Hub, logger: Logger) {
+        self.group = group
+        self.hub = hub
+        self.logger = logger
+    }
+
+    /// Kernel send buffer per client. JSON lines are small; a large buffer would only hide a
+    /// client that stopped reading for longer.
+    static let sendBuffer = 32 * 1024
+
+    func start(path: String, mode: UInt16, groupName: String?, queueLimit: Int, environment: [String: String]) async throws {
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 128)
+            .childChannelOption(.socketOption(.so_sndbuf), value: Self.sendBuffer)
+            .childChannelOption(.writeBufferWaterMark, value: .init(low: 32 * 1024, high: 128 * 1024))
+            .childChannelInitializer { [hub, logger] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFramer()))
+                    try channel.pipeline.syncOperations.addHandler(ClientHandler(hub: hub, queueLimit: queueLimit, logger: logger))
+                }
+            }
+        if let fd = Self.activatedSocket(environment) {
+            channel = try await bootstrap.withBoundSocket(fd).get()
+            logger.info("listening on the socket systemd passed (fd \(fd))")
+            return
+        }
+        try prepare(path)
+        channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
+        createdPath = path
+        if chmod(path, mode_t(mode)) != 0 {
+            logger.warning("cannot set mode \(String(mode, radix: 8)) on \(path): \(String(cString: strerror(errno)))")
+        }
+        if let groupName {
+            guard let g = getgrnam(groupName) else { throw SocketServerError.unknownGroup(groupName) }
+            if chown(path, uid_t.max, g.pointee.gr_gid) != 0 {
+                logger.warning("cannot give \(path) to group \(groupName): \(String(cString: strerror(errno)))")
+            }
+        }
+        logger.info("listening on \(path) (mode \(String(mode, radix: 8)))")
+    }
+
+    /// fd 3 when systemd passed exactly one socket to this process.
+    static func activatedSocket(_ environment: [String: String]) -> CInt? {
+        guard let pid = environment["LISTEN_PID"].flatMap(Int32.init), pid == getpid(),
+              let count = environment["LISTEN_FDS"].flatMap(Int.init), count >= 1 else { return nil }
+        return 3
+    }
+
+    /// Makes the directory, and clears a stale socket file (one nobody answers on).
+    private func prepare(_ path: String) throws {
+        let dir = (path as NSString).deletingLastPathComponent
+        if !dir.isEmpty && !FileManager.default.fileExists(atPath: dir) {
+            do {
+                try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o755])
+            } catch {
+                throw SocketServerError.cannotCreateDirectory(dir, "\(error.localizedDescription)")
+            }
+        }
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return }
+        guard (st.st_mode & S_IFMT) == S_IFSOCK else { throw SocketServerError.notASocket(path) }
+        if Self.someoneListens(at: path) { throw SocketServerError.inUse(path) }
+        unlink(path)
+        logger.info("removed stale socket \(path)")
+    }
+
+    static func someoneListens(at path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            for (i, b) in bytes.enumerated() { raw[i] = b }
+        }
+        return withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
+        }
+    }
+
+    func stop() async {
+        try? await channel?.close().get()
+        channel = nil
+        if let path = createdPath {
+            unlink(path)
+            createdPath = nil
+        }
+    }
+}

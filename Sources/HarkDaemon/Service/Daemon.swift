@@ -1,0 +1,156 @@
+import Foundation
+import HarkCapture
+import HarkEngine
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+import UnixSignals
+
+/// harkd: capture, analysis, sessions and the socket, as one swift-service-lifecycle service.
+///
+/// `run()` brings everything up, tells systemd it is ready, and waits for graceful shutdown
+/// (SIGTERM or SIGINT through the service group). Then sessions in flight are answered with an
+/// error, clients are closed, the device is closed and the socket file removed. SIGHUP reloads
+/// the configuration file.
+public final class Daemon: Service, @unchecked Sendable {
+    public let configurationFile: String?
+    private let overrides: [(String, String)]
+    private var configuration: DaemonConfiguration
+    private let logger: Logger
+    private let environment: [String: String]
+    private let notifier: SystemdNotifier
+    private let started = Date()
+    private let hub: Hub
+    private let controller: CaptureController
+    private let analysis: AnalysisLoop
+    private let group: MultiThreadedEventLoopGroup
+    private let server: SocketServer
+
+    /// - Parameters:
+    ///   - configuration: the configuration file's settings with the command line applied.
+    ///   - overrides: the command-line settings, re-applied on top of the file after a reload.
+    public convenience init(configuration: DaemonConfiguration, configurationFile: String?, overrides: [(String, String)],
+                            logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.init(configuration: configuration, configurationFile: configurationFile, overrides: overrides, logger: logger,
+                  environment: environment, opener: nil)
+    }
+
+    /// As above, with the PCM opener replaced (tests inject ALSA faults through it).
+    init(configuration: DaemonConfiguration, configurationFile: String?, overrides: [(String, String)],
+         logger: Logger, environment: [String: String], opener: CaptureSource.Opener?) {
+        self.configuration = configuration
+        self.configurationFile = configurationFile
+        self.overrides = overrides
+        self.logger = logger
+        self.environment = environment
+        notifier = SystemdNotifier(environment: environment)
+        hub = Hub(logger: logger)
+        controller = CaptureController(settings: configuration.captureSettings, ringSeconds: configuration.ringSeconds,
+                                       opener: opener, logger: logger)
+        analysis = AnalysisLoop(controller: controller, hub: hub, settings: Self.analysisSettings(configuration), logger: logger)
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        server = SocketServer(group: group, hub: hub, logger: logger)
+    }
+
+    static func analysisSettings(_ c: DaemonConfiguration) -> AnalysisLoop.Settings {
+        AnalysisLoop.Settings(key: c.watermarkKey, calibration: c.calibration, levelInterval: c.levelInterval,
+                              reportInterval: c.reportInterval, device: c.capture.device)
+    }
+
+    public func run() async throws {
+        let c = configuration
+        hub.statusProvider = { [self] in status() }
+        hub.onAudioNeed = { [controller] need in controller.setWanted(need) }
+        analysis.onStateChange = { [self] state in
+            logger.info("capture \(state)")
+            hub.statusChanged()
+            notifier.notify("STATUS=\(statusLine(state))")
+        }
+        hub.configure(continuous: c.mode == .continuous, calibration: c.calibration, device: c.capture.device)
+        analysis.start()
+        do {
+            try await server.start(path: c.resolvedSocketPath, mode: c.socketMode, groupName: c.socketGroup,
+                                   queueLimit: c.clientQueueBytes, environment: environment)
+        } catch {
+            analysis.stop()
+            controller.shutdown()
+            try? await group.shutdownGracefully()
+            throw error
+        }
+        logger.info("harkd \(Hark.version) ready: mode \(c.mode.rawValue), device '\(c.capture.device)'")
+        notifier.notify("READY=1\nSTATUS=\(statusLine(controller.snapshot.state))")
+
+        await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { [self] in
+                for await _ in await UnixSignalsSequence(trapping: .sighup) {
+                    reload()
+                }
+            }
+            if let interval = notifier.watchdogInterval {
+                tasks.addTask { [self] in
+                    while !Task.isCancelled {
+                        try await Task.sleep(for: .seconds(interval))
+                        // Only a live analysis thread earns the watchdog's trust.
+                        if Date().timeIntervalSince(analysis.heartbeat.withLock { $0 }) < 2 * interval {
+                            notifier.notify("WATCHDOG=1")
+                        }
+                    }
+                }
+            }
+            try? await gracefulShutdown()
+            tasks.cancelAll()
+        }
+        await shutdown()
+    }
+
+    /// Answers sessions, closes clients, the device and the socket.
+    func shutdown() async {
+        logger.info("shutting down")
+        notifier.notify("STOPPING=1")
+        hub.shutdown(message: "harkd is shutting down")
+        for c in hub.connections { c.disconnect(reason: "shutting down") }
+        await server.stop()
+        analysis.stop()
+        controller.shutdown()
+        try? await group.shutdownGracefully()
+        logger.info("stopped")
+    }
+
+    /// Re-reads the configuration file (command-line settings still win) and applies it.
+    func reload() {
+        guard let path = configurationFile else {
+            logger.info("SIGHUP: no configuration file to reload")
+            return
+        }
+        var fresh = DaemonConfiguration()
+        do {
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            try fresh.apply(file: text, source: path)
+            for (k, v) in overrides { try fresh.override(k, v) }
+        } catch {
+            logger.error("SIGHUP: configuration not reloaded: \(error)")
+            return
+        }
+        if fresh.resolvedSocketPath != configuration.resolvedSocketPath || fresh.socketMode != configuration.socketMode
+            || fresh.socketGroup != configuration.socketGroup {
+            logger.warning("SIGHUP: socket settings change only on restart")
+        }
+        configuration = fresh
+        hub.configure(continuous: fresh.mode == .continuous, calibration: fresh.calibration, device: fresh.capture.device)
+        analysis.update(Self.analysisSettings(fresh))
+        controller.reconfigure(settings: fresh.captureSettings, ringSeconds: fresh.ringSeconds)
+        logger.info("configuration reloaded from \(path)")
+    }
+
+    private func status() -> Messages.Status {
+        let s = controller.snapshot
+        return Messages.Status(state: s.state, device: configuration.capture.device, rate: s.rate, mode: configuration.mode.rawValue,
+                               uptime: Date().timeIntervalSince(started), overruns: s.overruns, dropped: s.dropped,
+                               clients: hub.clientCount, sessions: hub.sessionCount, detail: s.detail)
+    }
+
+    private func statusLine(_ state: String) -> String {
+        "\(state), device \(configuration.capture.device), \(hub.clientCount) client(s)"
+    }
+}

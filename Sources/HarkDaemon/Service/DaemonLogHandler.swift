@@ -1,0 +1,46 @@
+import Foundation
+import Logging
+
+/// Log lines on stderr, one per message. Under systemd (`$JOURNAL_STREAM` set) each line starts
+/// with its syslog priority (`<3>` error … `<7>` debug) so journald files it at that level;
+/// otherwise with a timestamp and the level name.
+public struct DaemonLogHandler: LogHandler {
+    public var metadata: Logger.Metadata = [:]
+    public var logLevel: Logger.Level
+    private let label: String
+    private let journal: Bool
+
+    public init(label: String, level: Logger.Level = .info, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.label = label
+        logLevel = level
+        journal = environment["JOURNAL_STREAM"] != nil
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var text = "\(event.message)"
+        let all = metadata.merging(event.metadata ?? [:]) { $1 }
+        if !all.isEmpty { text += " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ") }
+        let line: String
+        if journal {
+            let priority: Int
+            switch event.level {
+            case .trace, .debug: priority = 7
+            case .info: priority = 6
+            case .notice: priority = 5
+            case .warning: priority = 4
+            case .error: priority = 3
+            case .critical: priority = 2
+            }
+            line = "<\(priority)>\(text)\n"
+        } else {
+            let stamp = ISO8601DateFormatter().string(from: Date())
+            line = "\(stamp) \(label) \(event.level): \(text)\n"
+        }
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+}

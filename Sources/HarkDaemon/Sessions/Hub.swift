@@ -1,0 +1,308 @@
+import Foundation
+import HarkDSP
+import HarkEngine
+import Logging
+
+
+/// Where commands meet audio: connected clients and their subscriptions, shake and noise
+/// sessions, and the fan-out of detections, levels, reports and status.
+///
+/// Commands arrive on NIO's threads, audio on the analysis thread; one lock guards the state.
+/// Sessions are timed in audio time (frames analysed), so a busy machine does not cut a
+/// measurement short; a wall-clock deadline a few seconds later ends a session whose audio
+/// stopped coming (device lost).
+public final class Hub: @unchecked Sendable {
+    /// How long after its nominal end a session waits for audio before giving up.
+    static let grace = 3.0
+    /// A detection already broadcast is not broadcast again until its payload has been
+    /// absent this long (audio seconds).
+    static let rebroadcastInterval = 6.0
+    static let sessionLevelInterval = 0.1
+
+    private struct ClientState {
+        let connection: ClientConnection
+        var watching: Set<Command.WatchClass> = []
+    }
+
+    private struct Shake {
+        let id: String?
+        let client: Int
+        let start: Double
+        let seconds: Double
+        let wallDeadline: Date
+    }
+
+    private final class Noise {
+        let id: String?
+        let client: Int
+        let start: Double
+        let seconds: Double
+        let wallDeadline: Date
+        var meter: LevelMeter?
+        var bands: ThirdOctaveBands?
+        var rate = 0.0
+        var framesDone = 0
+        var framesWanted = 0
+        var sinceLevel = 0
+        var levelFrames = 0
+        var peak: Double?
+
+        init(id: String?, client: Int, start: Double, seconds: Double) {
+            self.id = id
+            self.client = client
+            self.start = start
+            self.seconds = seconds
+            wallDeadline = Date(timeIntervalSinceNow: seconds + Hub.grace)
+        }
+    }
+
+    private struct State {
+        var clients: [Int: ClientState] = [:]
+        var shakes: [Shake] = []
+        var noises: [Noise] = []
+        var streamTime = 0.0
+        var lastBroadcast: [WatermarkPayload: Double] = [:]
+        var audioNeeded = false
+        var continuous = false
+        var calibration = 0.0
+        var closing = false
+        var device = "default"
+    }
+
+    private let state = Locked(State())
+    private let logger: Logger
+    /// Told whenever the microphone becomes needed or not (on-demand mode).
+    var onAudioNeed: @Sendable (Bool) -> Void = { _ in }
+    /// Supplies the figures of a status message.
+    var statusProvider: @Sendable () -> Messages.Status = {
+        Messages.Status(state: "idle", device: "", rate: nil, mode: "", uptime: 0, overruns: 0, dropped: 0, clients: 0, sessions: 0)
+    }
+
+    init(logger: Logger) {
+        self.logger = logger
+    }
+
+    /// Applies the parts of a (re)loaded configuration the hub uses.
+    func configure(continuous: Bool, calibration: Double, device: String) {
+        state.withLock {
+            $0.continuous = continuous
+            $0.calibration = calibration
+            $0.device = device
+        }
+        updateAudioNeed()
+    }
+
+    var clientCount: Int { state.withLock { $0.clients.count } }
+    var sessionCount: Int { state.withLock { $0.shakes.count + $0.noises.count } }
+
+    // MARK: - clients (NIO threads)
+
+    func connect(_ connection: ClientConnection) -> Bool {
+        let accepted = state.withLock { s -> Bool in
+            guard !s.closing else { return false }
+            s.clients[connection.id] = ClientState(connection: connection)
+            return true
+        }
+        if accepted { connection.send(Messages.version()) }
+        return accepted
+    }
+
+    func disconnect(_ id: Int) {
+        state.withLock { s in
+            s.clients[id] = nil
+            // Sessions of a client that left have no one to answer.
+            s.shakes.removeAll { $0.client == id }
+            s.noises.removeAll { $0.client == id }
+        }
+        updateAudioNeed()
+    }
+
+    func handle(_ command: Command, from client: Int) {
+        switch command {
+        case .version:
+            send(Messages.version(), to: client)
+        case .status:
+            send(Messages.status(statusProvider()), to: client)
+        case .watch(let classes):
+            state.withLock { $0.clients[client]?.watching = classes }
+            var j = JSONLine()
+            j.add("class", "watch")
+            j.add("classes", strings: classes.sorted().map(\.rawValue))
+            send(j.line, to: client)
+            if classes.contains(.status) { send(Messages.status(statusProvider()), to: client) }
+        case .shake(let seconds, let id):
+            state.withLock { s in
+                s.shakes.append(Shake(id: id, client: client, start: s.streamTime, seconds: seconds,
+                                      wallDeadline: Date(timeIntervalSinceNow: seconds + Self.grace)))
+            }
+        case .noise(let seconds, let id):
+            state.withLock { s in s.noises.append(Noise(id: id, client: client, start: s.streamTime, seconds: seconds)) }
+        }
+        updateAudioNeed()
+    }
+
+    func reject(_ rejection: Command.Rejection, from client: Int) {
+        send(Messages.error(rejection.message, id: rejection.id), to: client)
+    }
+
+    private func send(_ line: String, to client: Int) {
+        let connection = state.withLock { $0.clients[client]?.connection }
+        connection?.send(line)
+    }
+
+    private func broadcast(_ line: String, to watchers: Command.WatchClass) {
+        let targets = state.withLock { s in s.clients.values.filter { $0.watching.contains(watchers) }.map(\.connection) }
+        for c in targets { c.send(line) }
+    }
+
+    /// Works out whether anything needs the microphone, and says so when that changes.
+    private func updateAudioNeed() {
+        let change = state.withLock { s -> Bool? in
+            let need = s.continuous || !s.shakes.isEmpty || !s.noises.isEmpty
+                || s.clients.values.contains { $0.watching.contains { $0.needsAudio } }
+            guard need != s.audioNeeded else { return nil }
+            s.audioNeeded = need
+            return need
+        }
+        if let need = change { onAudioNeed(need) }
+    }
+
+    var audioNeeded: Bool { state.withLock { $0.audioNeeded } }
+
+    // MARK: - audio (analysis thread)
+
+    /// Feeds noise sessions the next mono samples, captured at `rate`.
+    func feed(_ samples: UnsafeBufferPointer<Float>, rate: Double, streamTime: Double) {
+        var finished: [(Noise, String)] = []
+        var levels: [(Int, String)] = []
+        state.withLock { s in
+            for n in s.noises {
+                if n.meter == nil || n.rate != rate {
+                    n.rate = rate
+                    n.meter = LevelMeter(sampleRate: rate, calibration: s.calibration)
+                    n.bands = try? ThirdOctaveBands(sampleRate: rate)
+                    n.framesWanted = Int((n.seconds * rate).rounded())
+                    n.levelFrames = max(1, Int((Self.sessionLevelInterval * rate).rounded()))
+                }
+                var offset = 0
+                while offset < samples.count && n.framesDone < n.framesWanted {
+                    let count = min(samples.count - offset, n.framesWanted - n.framesDone, n.levelFrames - n.sinceLevel)
+                    let part = UnsafeBufferPointer(rebasing: samples[offset..<(offset + count)])
+                    n.meter!.process(part)
+                    n.bands?.process(part)
+                    offset += count
+                    n.framesDone += count
+                    n.sinceLevel += count
+                    if n.sinceLevel == n.levelFrames || n.framesDone == n.framesWanted {
+                        n.sinceLevel = 0
+                        let l = n.meter!.takeInterval()
+                        if let fmax = l.LAFmax { n.peak = max(n.peak ?? fmax, fmax) }
+                        levels.append((n.client, Messages.sessionLevel(id: n.id, t: Double(n.framesDone) / rate, levels: l, peak: n.peak)))
+                    }
+                }
+                if n.framesDone >= n.framesWanted {
+                    finished.append((n, report(for: n, device: s.device, warnings: [])))
+                }
+            }
+            s.noises.removeAll { n in finished.contains { $0.0 === n } }
+        }
+        for (client, line) in levels { send(line, to: client) }
+        for (n, line) in finished { send(line, to: n.client) }
+        if !finished.isEmpty { updateAudioNeed() }
+    }
+
+    private func report(for n: Noise, device: String, warnings: [String]) -> String {
+        guard let meter = n.meter else {
+            var j = JSONLine()
+            j.add("class", "report")
+            if let id = n.id { j.add("id", id) }
+            j.add("device", device)
+            j.add("duration", 0, decimals: 3)
+            j.add("warnings", strings: warnings)
+            return j.line
+        }
+        meter.finish()
+        n.bands?.finish()
+        let bands = n.bands.map { b in zip(b.bands, b.levels(calibration: meter.calibration)).map { ($0.label, $1) } } ?? []
+        let event = ReportEvent(source: device, meter: meter.report(), bands: bands, calibration: meter.calibration,
+                                sampleRate: Int(n.rate), channels: 1, channelUse: "mono",
+                                format: "live capture", warnings: warnings)
+        return Messages.report(id: n.id, t: nil, device: device, report: event)
+    }
+
+    /// A verified watermark; `time` and `start` in audio seconds.
+    func detection(_ d: WatermarkDetection, time: Double, start: Double) {
+        var answers: [(Int, String)] = []
+        let broadcastIt = state.withLock { s -> Bool in
+            s.shakes.removeAll { shake in
+                guard time >= shake.start else { return false }
+                answers.append((shake.client, Messages.shakeDetected(id: shake.id, payload: d.payload, after: time - shake.start,
+                                                                     confidence: d.confidence, score: d.score)))
+                return true
+            }
+            let last = s.lastBroadcast[d.payload]
+            s.lastBroadcast[d.payload] = time
+            s.lastBroadcast = s.lastBroadcast.filter { time - $0.value < 60 }
+            return last == nil || time - last! >= Self.rebroadcastInterval
+        }
+        for (client, line) in answers { send(line, to: client) }
+        if broadcastIt {
+            logger.info("watermark \(d.payload.hex) detected (score \(String(format: "%.1f", d.score)))")
+            broadcast(Messages.detection(d, t: time, start: start), to: .detection)
+        } else {
+            // Refresh the absence clock without repeating the broadcast.
+        }
+        if !answers.isEmpty { updateAudioNeed() }
+    }
+
+    func level(_ levels: IntervalLevels, time: Double) {
+        broadcast(Messages.level(t: time, levels: levels), to: .level)
+    }
+
+    func report(_ event: ReportEvent, time: Double) {
+        broadcast(Messages.report(id: nil, t: time, device: event.source, report: event), to: .report)
+    }
+
+    func statusChanged() {
+        broadcast(Messages.status(statusProvider()), to: .status)
+    }
+
+    /// Advances audio time and ends sessions whose time is up.
+    func tick(streamTime: Double, now: Date = Date()) {
+        var answers: [(Int, String)] = []
+        state.withLock { s in
+            s.streamTime = streamTime
+            s.shakes.removeAll { shake in
+                let heard = streamTime - shake.start
+                guard heard >= shake.seconds || now >= shake.wallDeadline else { return false }
+                answers.append((shake.client, Messages.shakeNone(id: shake.id, after: min(max(heard, 0), shake.seconds))))
+                return true
+            }
+            s.noises.removeAll { n in
+                guard now >= n.wallDeadline else { return false }
+                let measured = n.rate > 0 ? Double(n.framesDone) / n.rate : 0
+                let warning = String(format: "audio stopped coming (capture device lost?): measured %.2f s of %.2f s", measured, n.seconds)
+                answers.append((n.client, report(for: n, device: s.device, warnings: [warning])))
+                return true
+            }
+        }
+        for (client, line) in answers { send(line, to: client) }
+        if !answers.isEmpty { updateAudioNeed() }
+    }
+
+    /// Answers every session in flight with an error and stops accepting clients.
+    func shutdown(message: String) {
+        let answers = state.withLock { s -> [(Int, String)] in
+            s.closing = true
+            let a = s.shakes.map { ($0.client, Messages.error(message, id: $0.id)) }
+                + s.noises.map { ($0.client, Messages.error(message, id: $0.id)) }
+            s.shakes.removeAll()
+            s.noises.removeAll()
+            return a
+        }
+        for (client, line) in answers { send(line, to: client) }
+    }
+
+    /// Every connected client (to close them).
+    var connections: [ClientConnection] { state.withLock { $0.clients.values.map(\.connection) } }
+}

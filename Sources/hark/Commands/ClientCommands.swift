@@ -1,0 +1,168 @@
+import ArgumentParser
+import Foundation
+import HarkClient
+import HarkEngine
+
+/// `--socket` and `--json`, shared by the commands that talk to harkd.
+struct DaemonOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("harkd's socket (default $HARK_SOCKET or /run/hark/hark.sock).", valueName: "path"))
+    var socket: String?
+
+    @Flag(help: "Print harkd's JSON lines as they come.")
+    var json = false
+
+    func connect() throws -> HarkConnection {
+        let path = socket ?? HarkConnection.defaultPath()
+        do {
+            return try HarkConnection(path: path)
+        } catch {
+            Diagnostics.error(error.description)
+            throw ExitCode.failure
+        }
+    }
+}
+
+private func fmt(_ value: Any?, _ unit: String = " dB") -> String {
+    guard let v = value as? Double else { return "–" }
+    return String(format: "%.1f", v) + unit
+}
+
+/// Ends the command with one stderr line when harkd answers with an error or goes away.
+private func check(_ object: [String: Any]) throws {
+    if object["class"] as? String == "error" {
+        Diagnostics.error("harkd: \(object["message"] as? String ?? "error")")
+        throw ExitCode.failure
+    }
+}
+
+/// The next message: the raw line (for --json) and its fields.
+private func nextMessage(_ connection: HarkConnection) throws -> (line: String, object: [String: Any]) {
+    do {
+        if let m = try connection.readMessage() { return m }
+        Diagnostics.error(ClientError.connectionLost.description)
+    } catch {
+        Diagnostics.error(error.description)
+    }
+    throw ExitCode.failure
+}
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show harkd's state: capture, device, counters, clients.")
+    @OptionGroup var daemon: DaemonOptions
+
+    func run() throws {
+        let c = try daemon.connect()
+        try? c.send(["cmd": "status"])
+        let (raw, s) = try nextMessage(c)
+        try check(s)
+        if daemon.json { try LineWriter.standardOutput.write(line: raw); return }
+        var line = "harkd \(c.banner["release"] as? String ?? "?"): \(s["state"] as? String ?? "?"), device \(s["device"] as? String ?? "?")"
+        if let rate = s["rate"] as? Double { line += ", \(Int(rate)) Hz" }
+        line += ", mode \(s["mode"] as? String ?? "?")"
+        line += String(format: ", up %.0f s", s["uptime"] as? Double ?? 0)
+        line += ", \(s["clients"] as? Int ?? 0) client(s), \(s["sessions"] as? Int ?? 0) session(s)"
+        line += ", \(s["overruns"] as? Int ?? 0) overrun(s), \(s["dropped"] as? Int ?? 0) frames dropped"
+        if let detail = s["detail"] as? String { line += " (\(detail))" }
+        try LineWriter.standardOutput.write(line: line)
+    }
+}
+
+struct Watch: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print what harkd reports (detections, levels, reports, status) until interrupted.")
+    @OptionGroup var daemon: DaemonOptions
+
+    @Option(help: ArgumentHelp("Comma-separated classes: detection, level, report, status.", valueName: "list"))
+    var classes = "detection,report,status"
+
+    func run() throws {
+        let wanted = classes.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let c = try daemon.connect()
+        try? c.send(["cmd": "watch", "classes": wanted])
+        while true {
+            let (raw, o) = try nextMessage(c)
+            try check(o)
+            if daemon.json { try LineWriter.standardOutput.write(line: raw); continue }
+            switch o["class"] as? String {
+            case "detection":
+                try LineWriter.standardOutput.write(line: "detection: payload \(o["payload"] as? String ?? "?") (score \(fmt(o["score"], "")))")
+            case "level":
+                try LineWriter.standardOutput.write(line: "level: LAF \(fmt(o["LAF"]))  LAS \(fmt(o["LAS"]))  LCpeak \(fmt(o["LCpeak"]))")
+            case "report":
+                try LineWriter.standardOutput.write(line: "report: LAeq \(fmt(o["LAeq"]))  LAFmax \(fmt(o["LAFmax"]))  LA90 \(fmt(o["LA90"])) over \(fmt(o["duration"], " s"))")
+            case "status":
+                try LineWriter.standardOutput.write(line: "status: \(o["state"] as? String ?? "?")\((o["detail"] as? String).map { " (\($0))" } ?? "")")
+            default:
+                break
+            }
+        }
+    }
+}
+
+struct Shake: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Ask harkd to listen for a watermark.",
+        discussion: "Prints the payload as soon as it is verified; exits 1 if none was heard in time.")
+    @OptionGroup var daemon: DaemonOptions
+
+    @Option(help: ArgumentHelp("How long to listen.", valueName: "s"))
+    var seconds = 6.0
+
+    func run() throws {
+        let c = try daemon.connect()
+        try? c.send(["cmd": "shake", "seconds": seconds, "id": "hark-\(getpid())"])
+        while true {
+            let (raw, o) = try nextMessage(c)
+            try check(o)
+            guard o["class"] as? String == "shake" else { continue }
+            if daemon.json { try LineWriter.standardOutput.write(line: raw) }
+            if o["result"] as? String == "detected" {
+                if !daemon.json {
+                    try LineWriter.standardOutput.write(line: "payload \(o["payload"] as? String ?? "?") heard after \(fmt(o["after"], " s")) (confidence \(o["confidence"] as? Double ?? 0))")
+                }
+                return
+            }
+            if !daemon.json { try LineWriter.standardOutput.write(line: "no watermark heard in \(fmt(o["after"], " s"))") }
+            throw ExitCode.failure
+        }
+    }
+}
+
+struct Noise: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Measure the noise level through harkd, with a live peak display.",
+        discussion: "Shows LAF and the peak so far about ten times a second on a terminal, then the report.")
+    @OptionGroup var daemon: DaemonOptions
+
+    @Option(help: ArgumentHelp("How long to measure.", valueName: "s"))
+    var seconds = 10.0
+
+    func run() throws {
+        let c = try daemon.connect()
+        try? c.send(["cmd": "noise", "seconds": seconds, "id": "hark-\(getpid())"])
+        let out = LineWriter.standardOutput
+        let live = out.isTerminal && !daemon.json
+        while true {
+            let (raw, o) = try nextMessage(c)
+            try check(o)
+            if daemon.json {
+                try out.write(line: raw)
+                if o["class"] as? String == "report" { return }
+                continue
+            }
+            switch o["class"] as? String {
+            case "level" where live:
+                let laf = o["LAF"] as? Double ?? 0
+                let bar = String(repeating: "█", count: max(0, min(40, Int((laf - 30) / 2))))
+                try out.write(raw: String(format: "\r\u{1B}[K%6.1f s  LAF %@  peak %@  %@", o["t"] as? Double ?? 0,
+                                          fmt(o["LAF"]), fmt(o["peak"]), bar))
+            case "report":
+                if live { try out.write(raw: "\r\u{1B}[K") }
+                try out.write(line: "LAeq \(fmt(o["LAeq"]))  LAFmax \(fmt(o["LAFmax"]))  LAFmin \(fmt(o["LAFmin"]))  LCpeak \(fmt(o["LCpeak"]))  LA10 \(fmt(o["LA10"]))  LA90 \(fmt(o["LA90"]))  over \(fmt(o["duration"], " s"))")
+                for w in o["warnings"] as? [String] ?? [] { Diagnostics.warning(w) }
+                return
+            default:
+                break
+            }
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import ArgumentParser
+import Foundation
+import HarkDaemon
+import HarkEngine
+import Logging
+import ServiceLifecycle
+
+/// `harkd`: the Hark daemon.
+@main
+struct HarkdCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "harkd",
+        abstract: "Capture audio with ALSA and serve watermark detections and noise measurements over a local socket.",
+        discussion: "Settings come from the configuration file, then from these options. docs/daemon.md lists them all.",
+        version: Hark.version)
+
+    @Option(help: ArgumentHelp("Configuration file (key = value lines).", valueName: "path"))
+    var config: String?
+
+    @Option(name: [.customShort("D"), .long], help: ArgumentHelp("ALSA capture device.", valueName: "name"))
+    var device: String?
+
+    @Option(help: ArgumentHelp("Sample rate to ask for.", valueName: "Hz"))
+    var rate: Int?
+
+    @Option(help: ArgumentHelp("Channels to capture (averaged for analysis).", valueName: "n"))
+    var channels: Int?
+
+    @Option(help: ArgumentHelp("S16, S32 or FLOAT.", valueName: "format"))
+    var format: String?
+
+    @Option(help: ArgumentHelp("on-demand (default) or continuous.", valueName: "mode"))
+    var mode: String?
+
+    @Option(help: ArgumentHelp("Socket path (default $RUNTIME_DIRECTORY/hark.sock or /run/hark/hark.sock).", valueName: "path"))
+    var socket: String?
+
+    @Option(help: ArgumentHelp("Seconds between continuous noise reports.", valueName: "s"))
+    var reportInterval: Double?
+
+    @Option(help: ArgumentHelp("Watermark key text.", valueName: "text"))
+    var key: String?
+
+    @Option(help: ArgumentHelp("Watermark key file.", valueName: "path"))
+    var keyFile: String?
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("Calibration offset, dB.", valueName: "dB"))
+    var calibration: Double?
+
+    @Option(help: ArgumentHelp("ALSA configuration file to use instead of the system's (its text is loaded in process).", valueName: "path"))
+    var alsaConfig: String?
+
+    @Flag(help: "Log debug messages.")
+    var verbose = false
+
+    func run() async throws {
+        LoggingSystem.bootstrap { label in DaemonLogHandler(label: label) }
+        var logger = Logger(label: "harkd")
+        logger.logLevel = verbose ? .debug : .info
+        var settings = DaemonConfiguration()
+        var overrides: [(String, String)] = []
+        for (key, value) in [("device", device), ("rate", rate.map(String.init)), ("channels", channels.map(String.init)),
+                             ("format", format), ("mode", mode), ("socket", socket),
+                             ("report-interval", reportInterval.map { String($0) }), ("key", key), ("key-file", keyFile),
+                             ("calibration", calibration.map { String($0) })] {
+            if let value { overrides.append((key, value)) }
+        }
+        do {
+            if let config {
+                guard let text = try? String(contentsOfFile: config, encoding: .utf8) else {
+                    throw ValidationError("\(config): cannot read the configuration file")
+                }
+                try settings.apply(file: text, source: config)
+            }
+            for (k, v) in overrides { try settings.override(k, v) }
+            if let alsaConfig {
+                guard let text = try? String(contentsOfFile: alsaConfig, encoding: .utf8) else {
+                    throw ValidationError("\(alsaConfig): cannot read the ALSA configuration")
+                }
+                settings.capture.configuration = text
+            }
+        } catch let error as DaemonConfiguration.ParseError {
+            logger.critical("\(error)")
+            throw ExitCode(78)       // EX_CONFIG
+        }
+        let daemon = Daemon(configuration: settings, configurationFile: config, overrides: overrides, logger: logger)
+        let group = ServiceGroup(configuration: .init(
+            services: [.init(service: daemon, successTerminationBehavior: .gracefullyShutdownGroup)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            logger.critical("\(error)")
+            throw ExitCode(1)
+        }
+    }
+}
