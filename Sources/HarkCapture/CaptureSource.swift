@@ -6,12 +6,13 @@ import Synchronization
 /// the consumer is doing.
 ///
 /// - The capture thread never waits on the consumer: samples that do not fit in the ring are
-///   dropped and counted (``Counters/droppedFrames``), never lost silently.
+///   dropped and counted (``Counters/droppedFrames``), and the consumer is told where
+///   (a ``CaptureGap`` returned by ``read(into:timeout:)``), never lost silently.
 /// - Overruns (`-EPIPE`) are recovered with `snd_pcm_recover` and counted; a suspended device
 ///   (`-ESTRPIPE`) is resumed, or re-prepared if it cannot be.
 /// - A device that fails to open, or disappears (`-ENODEV` and kin), is closed and opened
 ///   again with backoff (0.25 s doubling to 5 s) while ``state`` says `.deviceLost`; capture
-///   resumes when it comes back, with a discontinuity flagged to the consumer.
+///   resumes when it comes back, with a gap flagged to the consumer.
 public final class CaptureSource: @unchecked Sendable {
     public enum State: Sendable, Equatable {
         case idle
@@ -112,12 +113,12 @@ public final class CaptureSource: @unchecked Sendable {
     }
 
     /// Takes up to `out.count` samples (whole frames, interleaved), waiting up to `timeout`
-    /// seconds. Returns the frames taken, the channels they have, and whether the device was
-    /// reopened since the last read.
-    public func read(into out: UnsafeMutableBufferPointer<Float>, timeout: Double) -> (frames: Int, channels: Int, discontinuity: Bool) {
+    /// seconds. Returns the frames taken, the channels they have, and the gap, if any, just
+    /// before them (the frames may be none when only a gap is to report).
+    public func read(into out: UnsafeMutableBufferPointer<Float>, timeout: Double) -> (frames: Int, channels: Int, gap: CaptureGap?) {
         let c = max(channelCount.load(ordering: .relaxed), 1)
-        let (n, broke) = ring.read(into: out, granule: c, timeout: timeout)
-        return (n / c, c, broke)
+        let (n, gap) = ring.read(into: out, granule: c, timeout: timeout)
+        return (n / c, c, gap)
     }
 
     private var isRunning: Bool { lock.withLock { $0.running } }
@@ -157,7 +158,7 @@ public final class CaptureSource: @unchecked Sendable {
             channelCount.store(format.channels, ordering: .relaxed)
             if opened {
                 count { $0.reopenings += 1 }
-                ring.markDiscontinuity()
+                ring.mark(.reopened)
             }
             opened = true
             setState(.capturing(format))
@@ -185,7 +186,7 @@ public final class CaptureSource: @unchecked Sendable {
             if got > 0 {
                 let n = got * format.channels
                 floats.withUnsafeMutableBufferPointer { out in Self.convert(raw, format.format, count: n, into: out) }
-                _ = floats.withUnsafeBufferPointer { ring.write(UnsafeBufferPointer(rebasing: $0[0..<n])) }
+                _ = floats.withUnsafeBufferPointer { ring.write(UnsafeBufferPointer(rebasing: $0[0..<n]), granule: format.channels) }
                 count { $0.capturedFrames += got }
                 continue
             }
@@ -195,6 +196,7 @@ public final class CaptureSource: @unchecked Sendable {
                 continue
             case -EPIPE:
                 count { $0.overruns += 1 }
+                ring.mark(.overrun)
                 let rc = pcm.recover(code)
                 if rc < 0 { return ALSAError.read(code: rc, message: ALSAError.message(rc)).description }
             case -ESTRPIPE:

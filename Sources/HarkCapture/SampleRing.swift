@@ -2,16 +2,23 @@ import Foundation
 
 /// A bounded single-producer, single-consumer queue of interleaved `Float` samples.
 ///
-/// The producer (the capture thread) never waits: what does not fit is dropped and counted.
-/// The consumer waits, with a timeout, for samples to arrive.
+/// The producer (the capture thread) never waits: what does not fit is dropped and counted,
+/// and a ``CaptureGap`` is recorded at that point of the stream, so the consumer learns
+/// exactly where audio is missing. The consumer waits, with a timeout, for samples to arrive.
 final class SampleRing: @unchecked Sendable {
+    private struct Mark {
+        var position: Int         // samples accepted before the gap
+        var gap: CaptureGap
+    }
+
     private var storage: [Float]
     private var head = 0          // next read
     private var count = 0
+    private var accepted = 0      // samples ever written
+    private var taken = 0         // samples ever read
+    private var marks: [Mark] = []
     private let condition = NSCondition()
     private(set) var dropped = 0  // samples, not frames
-    /// Set by the producer on a break in the stream (the device was reopened).
-    private var discontinuity = false
 
     init(capacity: Int) {
         storage = [Float](repeating: 0, count: max(capacity, 1))
@@ -19,12 +26,13 @@ final class SampleRing: @unchecked Sendable {
 
     var capacity: Int { storage.count }
 
-    /// Appends as much of `samples` as fits; returns how many were dropped.
+    /// Appends as much of `samples` as fits; returns how many were dropped. `granule` is the
+    /// number of samples per frame, so that gaps are reported in frames.
     @discardableResult
-    func write(_ samples: UnsafeBufferPointer<Float>) -> Int {
+    func write(_ samples: UnsafeBufferPointer<Float>, granule: Int = 1) -> Int {
         condition.lock()
         defer { condition.unlock() }
-        let space = storage.count - count
+        let space = ((storage.count - count) / granule) * granule
         let n = min(space, samples.count)
         var tail = (head + count) % storage.count
         for i in 0..<n {
@@ -33,15 +41,26 @@ final class SampleRing: @unchecked Sendable {
             if tail == storage.count { tail = 0 }
         }
         count += n
+        accepted += n
         let lost = samples.count - n
-        dropped += lost
-        if n > 0 { condition.signal() }
+        if lost > 0 {
+            dropped += lost
+            let frames = lost / max(granule, 1)
+            // Drops with nothing accepted in between are one gap.
+            if let last = marks.last, last.position == accepted, case .dropped(let before) = last.gap {
+                marks[marks.count - 1].gap = .dropped(frames: before + frames)
+            } else {
+                marks.append(Mark(position: accepted, gap: .dropped(frames: frames)))
+            }
+        }
+        if n > 0 || lost > 0 { condition.signal() }
         return lost
     }
 
-    func markDiscontinuity() {
+    /// Records a break at the current end of the stream.
+    func mark(_ gap: CaptureGap) {
         condition.lock()
-        discontinuity = true
+        marks.append(Mark(position: accepted, gap: gap))
         condition.signal()
         condition.unlock()
     }
@@ -54,30 +73,39 @@ final class SampleRing: @unchecked Sendable {
     }
 
     /// Moves up to `out.count` samples (a multiple of `granule`) into `out`, waiting up to
-    /// `timeout` seconds for some to arrive. Returns the count and whether the stream broke
-    /// since the last read.
-    func read(into out: UnsafeMutableBufferPointer<Float>, granule: Int, timeout: Double) -> (count: Int, discontinuity: Bool) {
+    /// `timeout` seconds for some to arrive. Never reads across a gap: returns the samples
+    /// after a gap together with that gap (and, if several gaps meet at one point, the
+    /// first; the others follow with no samples).
+    func read(into out: UnsafeMutableBufferPointer<Float>, granule: Int, timeout: Double) -> (count: Int, gap: CaptureGap?) {
         condition.lock()
         defer { condition.unlock() }
-        if count < granule && !discontinuity {
+        if count < granule && marks.first?.position != taken {
             _ = condition.wait(until: Date(timeIntervalSinceNow: timeout))
         }
-        let broke = discontinuity
-        discontinuity = false
-        let n = (min(count, out.count) / granule) * granule
+        var gap: CaptureGap?
+        if let first = marks.first, first.position == taken {
+            gap = first.gap
+            marks.removeFirst()
+        }
+        var limit = min(count, out.count)
+        if let next = marks.first { limit = min(limit, next.position - taken) }
+        let n = (limit / granule) * granule
         for i in 0..<n {
             out[i] = storage[head]
             head += 1
             if head == storage.count { head = 0 }
         }
         count -= n
-        return (n, broke)
+        taken += n
+        return (n, gap)
     }
 
     func clear() {
         condition.lock()
         head = 0
+        taken += count
         count = 0
+        marks.removeAll()
         condition.unlock()
     }
 }

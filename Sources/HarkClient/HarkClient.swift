@@ -66,7 +66,7 @@ public final class HarkConnection {
             let n = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw errno == EPIPE ? .connectionLost : .io("write: \(String(cString: strerror(errno)))")
+                throw errno == EPIPE || errno == ECONNRESET ? .connectionLost : .io("write: \(String(cString: strerror(errno)))")
             }
             offset += n
         }
@@ -102,7 +102,12 @@ public final class HarkConnection {
             if r == 0 { continue }
             var chunk = [UInt8](repeating: 0, count: 8192)
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 { if errno == EINTR { continue }; throw .io("read: \(String(cString: strerror(errno)))") }
+            if n < 0 {
+                if errno == EINTR { continue }
+                // harkd closing with our unread input still queued resets rather than ends.
+                if errno == ECONNRESET { throw .connectionLost }
+                throw .io("read: \(String(cString: strerror(errno)))")
+            }
             if n == 0 { throw .connectionLost }
             pending += chunk[0..<n]
         }

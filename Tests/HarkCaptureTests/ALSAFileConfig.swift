@@ -46,14 +46,16 @@ func settings(raw path: String, format: SampleFormat = .s16, channels: Int = 1, 
 }
 
 /// Reads exactly `frames` frames from a started source (the file plugin never signals the end
-/// of its file, so tests stop by count).
-func collect(_ source: CaptureSource, frames: Int, timeout: Double = 5) -> [Float] {
+/// of its file, so tests stop by count). `gaps` collects the breaks reported on the way, with
+/// the sample count before each.
+func collect(_ source: CaptureSource, frames: Int, timeout: Double = 5, gaps: UnsafeMutablePointer<[(Int, CaptureGap)]>? = nil) -> [Float] {
     var out: [Float] = []
     var buffer = [Float](repeating: 0, count: 4096)
     var channels = 1
     let deadline = Date(timeIntervalSinceNow: timeout)
     while out.count < frames * channels && Date() < deadline {
-        let (n, c, _) = buffer.withUnsafeMutableBufferPointer { source.read(into: $0, timeout: 0.1) }
+        let (n, c, gap) = buffer.withUnsafeMutableBufferPointer { source.read(into: $0, timeout: 0.1) }
+        if let gap { gaps?.pointee.append((out.count, gap)) }
         channels = c
         out += buffer[0..<(n * c)]
     }

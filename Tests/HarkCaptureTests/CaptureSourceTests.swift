@@ -89,9 +89,13 @@ import Testing
             return f
         })
         source.start()
-        let got = collect(source, frames: 48_000)
+        var gaps: [(Int, CaptureGap)] = []
+        let got = collect(source, frames: 48_000, gaps: &gaps)
         source.stop()
         #expect(source.counters.overruns == 1)
+        // The consumer hears of the overrun where it happened: after the two good reads.
+        let period = source.settings.periodFrames
+        #expect(gaps.count == 1 && gaps.first?.1 == .overrun && gaps.first?.0 == 2 * period, "\(gaps)")
         #expect(faulty.withLock { $0?.recoveries } == [-EPIPE])
         // Reading went on after recovery: every sample arrived, in order.
         #expect(got.count == 48_000)
@@ -123,8 +127,8 @@ import Testing
         var sawBreak = false
         let deadline = Date(timeIntervalSinceNow: 5)
         while !sawBreak && Date() < deadline {
-            let (_, _, broke) = buffer.withUnsafeMutableBufferPointer { source.read(into: $0, timeout: 0.1) }
-            sawBreak = broke
+            let (_, _, gap) = buffer.withUnsafeMutableBufferPointer { source.read(into: $0, timeout: 0.1) }
+            sawBreak = gap == .reopened
         }
         #expect(sawBreak)
         #expect(source.counters.reopenings == 1)
@@ -139,10 +143,16 @@ import Testing
         let source = CaptureSource(settings: settings(raw: path), ringSeconds: 0.1)
         source.start()
         Thread.sleep(forTimeInterval: 0.3)
-        source.stop()
         let c = source.counters
         #expect(c.capturedFrames > 4_800)
         #expect(c.droppedFrames == c.capturedFrames - 4_800)
+        // Reading now gives the 0.1 s that fitted, then the gap with the count of what was lost.
+        var buffer = [Float](repeating: 0, count: 48_000)
+        let first = buffer.withUnsafeMutableBufferPointer { source.read(into: $0, timeout: 0.1) }
+        #expect(first.frames == 4_800 && first.gap == nil)
+        let second = buffer.withUnsafeMutableBufferPointer { source.read(into: $0, timeout: 0.1) }
+        if case .dropped(let n) = second.gap { #expect(n >= c.droppedFrames) } else { Issue.record("no gap: \(second)") }
+        source.stop()
     }
 
     @Test func alsaMessagesReachTheLog() throws {

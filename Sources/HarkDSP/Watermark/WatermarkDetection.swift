@@ -17,4 +17,10 @@ public struct WatermarkDetection: Sendable, Equatable {
     public var copies: Int
     /// Clock ratio the detector assumed (1 + drift).
     public var clockScale: Double
+
+    public init(payload: WatermarkPayload, time: Double, start: Double, score: Double, confidence: Double,
+                copies: Int, clockScale: Double) {
+        (self.payload, self.time, self.start, self.score) = (payload, time, start, score)
+        (self.confidence, self.copies, self.clockScale) = (confidence, copies, clockScale)
+    }
 }

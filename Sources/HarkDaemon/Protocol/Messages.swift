@@ -64,12 +64,14 @@ public enum Messages {
         return j.line
     }
 
-    public static func shakeNone(id: String?, after: Double) -> String {
+    /// No mark heard in `after` seconds; `warnings` say what audio was missing, if any.
+    public static func shakeNone(id: String?, after: Double, warnings: [String] = []) -> String {
         var j = JSONLine()
         j.add("class", "shake")
         if let id { j.add("id", id) }
         j.add("result", "none")
         j.add("after", after, decimals: 3)
+        j.add("warnings", strings: warnings)
         return j.line
     }
 

@@ -17,28 +17,37 @@ final class AnalysisLoop: @unchecked Sendable {
         var device: String
     }
 
-    /// The analysers of one continuous stretch of audio at one rate.
+    /// The analysers of one stretch of audio at one rate and channel count.
     private final class Analysers {
         let rate: Double
-        let detector: WatermarkDetector?
+        let key: WatermarkKey
+        /// Restarted after every gap: its frame alignment does not survive one.
+        var detector: WatermarkDetector?
+        var detectorOrigin: Double       // audio time the detector's clock starts at
         let meter: LevelMeter
         var bands: ThirdOctaveBands?
-        let origin: Double               // audio time when this stretch began
         var mixer: ChannelMixer
         var levelFrames: Int
         var sinceLevel = 0
         var reportFrames: Int
         var sinceReport = 0
+        var gaps = GapTally()
 
         init(rate: Double, channels: Int, settings: Settings, origin: Double) {
             self.rate = rate
-            detector = try? WatermarkDetector(format: WatermarkFormat(key: settings.key), sampleRate: rate, repeatInterval: 0)
+            key = settings.key
             meter = LevelMeter(sampleRate: rate, calibration: settings.calibration)
             bands = try? ThirdOctaveBands(sampleRate: rate)
-            self.origin = origin
+            detectorOrigin = origin
             mixer = ChannelMixer(channels: channels)
             levelFrames = max(1, Int(settings.levelInterval * rate))
             reportFrames = max(1, Int(settings.reportInterval * rate))
+            restartDetector(at: origin)
+        }
+
+        func restartDetector(at origin: Double) {
+            detector = try? WatermarkDetector(format: WatermarkFormat(key: key), sampleRate: rate, repeatInterval: 0)
+            detectorOrigin = origin
         }
     }
 
@@ -105,10 +114,24 @@ final class AnalysisLoop: @unchecked Sendable {
                 Thread.sleep(forTimeInterval: 0.02)
                 continue
             }
-            let (frames, channels, broke) = buffer.withUnsafeMutableBufferPointer { source.read(into: $0, timeout: 0.05) }
-            guard frames > 0 else { continue }
+            let (frames, channels, gap) = buffer.withUnsafeMutableBufferPointer { source.read(into: $0, timeout: 0.05) }
             let rate = Double(format.rate)
-            if broke || analysers == nil || analysers!.rate != rate || analysers!.mixer.channels != channels {
+            if let gap {
+                logger.debug("gap in captured audio at \(String(format: "%.3f", audioTime)) s: \(gap)")
+                hub.gap(gap, rate: rate)
+                analysers?.gaps.add(gap)
+                analysers?.restartDetector(at: audioTime)
+            }
+            guard frames > 0 else { continue }
+            if let a = analysers, a.rate != rate || a.mixer.channels != channels {
+                // The device came back in another format: close the interval so far, start afresh.
+                if a.sinceReport > 0 {
+                    emitReport(a, time: audioTime, settings: current, channels: a.mixer.channels,
+                               extra: ["report cut short: the capture format changed"])
+                }
+                analysers = nil
+            }
+            if analysers == nil {
                 analysers = Analysers(rate: rate, channels: channels, settings: current, origin: audioTime)
             }
             let a = analysers!
@@ -116,7 +139,7 @@ final class AnalysisLoop: @unchecked Sendable {
             mono.withUnsafeBufferPointer { all in
                 let block = UnsafeBufferPointer(rebasing: all[0..<frames])
                 for d in a.detector?.process(block) ?? [] {
-                    hub.detection(d, time: a.origin + d.time, start: a.origin + d.start)
+                    hub.detection(d, time: a.detectorOrigin + d.time, start: a.detectorOrigin + d.start)
                 }
                 var done = 0
                 while done < frames {
@@ -133,20 +156,27 @@ final class AnalysisLoop: @unchecked Sendable {
                         hub.level(a.meter.takeInterval(), time: now)
                     }
                     if a.sinceReport == a.reportFrames {
-                        a.sinceReport = 0
-                        a.bands?.finish()
-                        let bands = a.bands.map { b in zip(b.bands, b.levels(calibration: current.calibration)).map { ($0.label, $1) } } ?? []
-                        let event = ReportEvent(source: current.device, meter: a.meter.report(), bands: bands,
-                                                calibration: current.calibration, sampleRate: format.rate, channels: channels,
-                                                channelUse: channels == 1 ? "mono" : "average", format: "live capture", warnings: [])
-                        hub.report(event, time: now)
-                        a.meter.restartMeasurement()
-                        a.bands = try? ThirdOctaveBands(sampleRate: rate)
+                        emitReport(a, time: now, settings: current, channels: channels, extra: [])
                     }
                 }
                 hub.feed(block, rate: rate, streamTime: audioTime)
             }
             audioTime += Double(frames) / rate
         }
+    }
+
+    /// Sends the continuous report of the interval just ended and starts the next.
+    private func emitReport(_ a: Analysers, time: Double, settings current: Settings, channels: Int, extra: [String]) {
+        a.sinceReport = 0
+        a.bands?.finish()
+        let bands = a.bands.map { b in zip(b.bands, b.levels(calibration: current.calibration)).map { ($0.label, $1) } } ?? []
+        let event = ReportEvent(source: current.device, meter: a.meter.report(), bands: bands,
+                                calibration: current.calibration, sampleRate: Int(a.rate), channels: channels,
+                                channelUse: channels == 1 ? "mono" : "average", format: "live capture",
+                                warnings: a.gaps.warnings(rate: a.rate) + extra)
+        hub.report(event, time: time)
+        a.meter.restartMeasurement()
+        a.bands = try? ThirdOctaveBands(sampleRate: a.rate)
+        a.gaps = GapTally()
     }
 }

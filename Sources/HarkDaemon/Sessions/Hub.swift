@@ -1,4 +1,5 @@
 import Foundation
+import HarkCapture
 import HarkDSP
 import HarkEngine
 import Logging
@@ -30,6 +31,8 @@ public final class Hub: @unchecked Sendable {
         let start: Double
         let seconds: Double
         let wallDeadline: Date
+        var gaps = GapTally()
+        var rate = 0.0
     }
 
     private final class Noise {
@@ -46,6 +49,7 @@ public final class Hub: @unchecked Sendable {
         var sinceLevel = 0
         var levelFrames = 0
         var peak: Double?
+        var gaps = GapTally()
 
         init(id: String?, client: Int, start: Double, seconds: Double) {
             self.id = id
@@ -201,7 +205,7 @@ public final class Hub: @unchecked Sendable {
                     }
                 }
                 if n.framesDone >= n.framesWanted {
-                    finished.append((n, report(for: n, device: s.device, warnings: [])))
+                    finished.append((n, report(for: n, device: s.device, warnings: n.gaps.warnings(rate: rate))))
                 }
             }
             s.noises.removeAll { n in finished.contains { $0.0 === n } }
@@ -228,6 +232,17 @@ public final class Hub: @unchecked Sendable {
                                 sampleRate: Int(n.rate), channels: 1, channelUse: "mono",
                                 format: "live capture", warnings: warnings)
         return Messages.report(id: n.id, t: nil, device: device, report: event)
+    }
+
+    /// A break in the audio at the current point, which every session in flight must report.
+    func gap(_ gap: CaptureGap, rate: Double) {
+        state.withLock { s in
+            for n in s.noises { n.gaps.add(gap) }
+            for i in s.shakes.indices {
+                s.shakes[i].gaps.add(gap)
+                s.shakes[i].rate = rate
+            }
+        }
     }
 
     /// A verified watermark; `time` and `start` in audio seconds.
@@ -275,14 +290,18 @@ public final class Hub: @unchecked Sendable {
             s.shakes.removeAll { shake in
                 let heard = streamTime - shake.start
                 guard heard >= shake.seconds || now >= shake.wallDeadline else { return false }
-                answers.append((shake.client, Messages.shakeNone(id: shake.id, after: min(max(heard, 0), shake.seconds))))
+                var warnings = shake.gaps.warnings(rate: shake.rate)
+                if heard < shake.seconds {
+                    warnings.append(String(format: "audio stopped coming (capture device lost?): heard %.2f s of %.2f s", max(heard, 0), shake.seconds))
+                }
+                answers.append((shake.client, Messages.shakeNone(id: shake.id, after: min(max(heard, 0), shake.seconds), warnings: warnings)))
                 return true
             }
             s.noises.removeAll { n in
                 guard now >= n.wallDeadline else { return false }
                 let measured = n.rate > 0 ? Double(n.framesDone) / n.rate : 0
                 let warning = String(format: "audio stopped coming (capture device lost?): measured %.2f s of %.2f s", measured, n.seconds)
-                answers.append((n.client, report(for: n, device: s.device, warnings: [warning])))
+                answers.append((n.client, report(for: n, device: s.device, warnings: n.gaps.warnings(rate: n.rate) + [warning])))
                 return true
             }
         }

@@ -122,6 +122,7 @@ struct Shake: ParsableCommand {
                 return
             }
             if !daemon.json { try LineWriter.standardOutput.write(line: "no watermark heard in \(fmt(o["after"], " s"))") }
+            for w in o["warnings"] as? [String] ?? [] { Diagnostics.warning(w) }
             throw ExitCode.failure
         }
     }

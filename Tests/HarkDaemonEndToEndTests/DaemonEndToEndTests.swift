@@ -1,0 +1,156 @@
+import Foundation
+import HarkClient
+import Testing
+
+/// Hands a value to another thread that alone uses it from then on.
+final class UncheckedBox<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}
+
+/// harkd as a process, capturing through ALSA's file plugin (no sound card here, no mock of
+/// ALSA), talked to over its socket.
+@Suite(.serialized) struct DaemonEndToEndTests {
+    @Test func shakeSessionHearsTheEmbeddedPayload() throws {
+        let h = try DaemonHarness()
+        try hark(["generate", "music", h.dir + "/host.wav", "--duration", "20"])
+        try hark(["embed", h.dir + "/host.wav", h.dir + "/marked.wav", "--payload", "c0ffee42"])
+        let raw = try h.raw(from: h.dir + "/marked.wav", name: "marked.raw")
+        try h.start()
+        h.feed(raw, speed: 8)
+        let c = try h.connect()
+        let answer = try #require(try c.ask(["cmd": "shake", "seconds": 10, "id": "t1"], until: "shake"))
+        #expect(answer["result"] as? String == "detected", "\(answer)")
+        #expect(answer["payload"] as? String == "c0ffee42")
+        #expect(answer["id"] as? String == "t1")
+        #expect((answer["after"] as? Double ?? 99) < 4)
+        #expect(h.terminate() == 0)
+    }
+
+    @Test func noiseSessionAgreesWithAnalyze() throws {
+        let h = try DaemonHarness()
+        try hark(["generate", "sine", h.dir + "/tone.wav", "--frequency", "1000", "--level", "-23", "--duration", "12"])
+        try hark(["generate", "sine", h.dir + "/tone10.wav", "--frequency", "1000", "--level", "-23", "--duration", "10"])
+        let raw = try h.raw(from: h.dir + "/tone.wav", name: "tone.raw")
+        let analyzed = try #require(try JSONSerialization.jsonObject(with: Data(
+            hark(["analyze", "--json", h.dir + "/tone10.wav"]).split(separator: "\n").last!.utf8)) as? [String: Any])
+        try h.start()
+        h.feed(raw, speed: 2)
+        let c = try h.connect()
+        try c.send(["cmd": "noise", "seconds": 10, "id": "n"])
+        var levels = 0
+        var report: [String: Any]?
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while report == nil && Date() < deadline {
+            guard let o = try c.readObject(timeout: 5) else { break }
+            if o["class"] as? String == "level" { levels += 1; #expect(o["peak"] is Double && o["LAF"] is Double) }
+            if o["class"] as? String == "report" { report = o }
+        }
+        let r = try #require(report)
+        #expect(levels == 100)
+        #expect((r["warnings"] as? [String])?.isEmpty == true, "\(r["warnings"] ?? "no warnings")")
+        let daemonLAeq = try #require(r["LAeq"] as? Double), fileLAeq = try #require(analyzed["LAeq"] as? Double)
+        #expect(abs(daemonLAeq - fileLAeq) <= 0.1, "harkd \(daemonLAeq) vs analyze \(fileLAeq)")
+        for key in ["LCeq", "LZeq", "LAE", "LAFmax", "LAFmin", "LASmax", "LCpeak", "LA10", "LA50", "LA90", "bands", "duration"] {
+            #expect(r[key] != nil, "report lacks \(key)")
+        }
+        h.terminate()
+    }
+
+    @Test func hundredWatchersGetTheDetectionAndASilentReaderIsDropped() throws {
+        let h = try DaemonHarness()
+        try hark(["generate", "music", h.dir + "/host.wav", "--duration", "20"])
+        try hark(["embed", h.dir + "/host.wav", h.dir + "/marked.wav", "--payload", "00c0ffee"])
+        let raw = try h.raw(from: h.dir + "/marked.wav", name: "marked.raw")
+        try h.start(config: "mode = continuous\nclient-queue-kb = 64\n")
+        var watchers: [HarkConnection] = []
+        for _ in 0..<100 {
+            let w = try h.connect()
+            try w.send(["cmd": "watch", "classes": ["detection"]])
+            _ = try w.readObject(timeout: 5)       // the watch acknowledgement
+            watchers.append(w)
+        }
+        // A client that asks for status over and over and never reads the answers.
+        let silent = UncheckedBox(try h.connect())
+        let flood = Thread {
+            for _ in 0..<50_000 { if (try? silent.value.send(#"{"cmd":"status"}"#)) == nil { return } }
+        }
+        flood.start()
+        h.feed(raw, speed: 4)
+        for (i, w) in watchers.enumerated() {
+            let d = try w.readObject(timeout: 20)
+            #expect(d?["class"] as? String == "detection" && d?["payload"] as? String == "00c0ffee", "watcher \(i): \(String(describing: d))")
+        }
+        // The silent client was cut off, and said so in the log.
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while !h.logText.contains("not reading") && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        #expect(h.logText.contains("disconnected: not reading"))
+        let status = try #require(try h.connect().ask(["cmd": "status"], until: "status"))
+        #expect(status["clients"] as? Int == 101)       // the watchers, and this connection
+        h.terminate()
+    }
+
+    @Test func garbageAndOversizedLinesOverARealSocket() throws {
+        let h = try DaemonHarness()
+        try h.start()
+        let c = try h.connect()
+        try c.send("{{{")
+        let error = try #require(try c.readObject(timeout: 5))
+        #expect(error["class"] as? String == "error" && error["message"] as? String == "not valid JSON")
+        #expect(try c.ask(["cmd": "version"], until: "version")?["proto"] as? Int == 1)
+        try c.send(String(repeating: "a", count: 10_000))
+        let last = try c.readObject(timeout: 5)
+        #expect((last?["message"] as? String)?.hasPrefix("line longer than 4096 bytes") == true)
+        #expect(throws: ClientError.connectionLost) { try c.readLine(timeout: 5) }
+        h.terminate()
+    }
+
+    @Test func sigtermDuringASessionAnswersItAndCleansUp() throws {
+        let h = try DaemonHarness()
+        try hark(["generate", "pink", h.dir + "/noise.wav", "--duration", "30", "--level", "-30"])
+        let raw = try h.raw(from: h.dir + "/noise.wav", name: "noise.raw")
+        try h.start()
+        h.feed(raw, speed: 1)
+        let c = try h.connect()
+        try c.send(["cmd": "shake", "seconds": 30, "id": "late"])
+        Thread.sleep(forTimeInterval: 1)
+        #expect(h.terminate() == 0)
+        let answer = try #require(try c.readObject(timeout: 5))
+        #expect(answer["class"] as? String == "error" && answer["id"] as? String == "late")
+        #expect((answer["message"] as? String)?.contains("shutting down") == true)
+        #expect(!FileManager.default.fileExists(atPath: h.socket))
+        #expect(h.logText.contains("stopped"))
+    }
+
+    @Test func aDeviceThatCannotBeOpenedIsReportedAndRetried() throws {
+        let h = try DaemonHarness()
+        try h.start(["--device", "nonexistent", "--mode", "continuous"])
+        Thread.sleep(forTimeInterval: 1)
+        let c = try h.connect()
+        let s = try #require(try c.ask(["cmd": "status"], until: "status"))
+        #expect(s["state"] as? String == "device-lost")
+        #expect((s["detail"] as? String)?.contains("cannot open capture device 'nonexistent'") == true)
+        let shake = try #require(try c.ask(["cmd": "shake", "seconds": 1], until: "shake", timeout: 10))
+        #expect(shake["result"] as? String == "none")
+        #expect(h.logText.contains("retrying in"))
+        #expect(h.terminate() == 0)
+    }
+
+    @Test func sighupReloadsTheConfiguration() throws {
+        let h = try DaemonHarness()
+        try h.start(config: "mode = on-demand\n")
+        let c = try h.connect()
+        #expect(try c.ask(["cmd": "status"], until: "status")?["mode"] as? String == "on-demand")
+        try "mode = continuous\nreport-interval = 5\n".write(toFile: h.dir + "/harkd.conf", atomically: true, encoding: .utf8)
+        h.send(signal: SIGHUP)
+        let deadline = Date(timeIntervalSinceNow: 5)
+        var mode: String?
+        while mode != "continuous" && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.1)
+            mode = try c.ask(["cmd": "status"], until: "status")?["mode"] as? String
+        }
+        #expect(mode == "continuous")
+        #expect(h.logText.contains("configuration reloaded"))
+        h.stop()
+    }
+}

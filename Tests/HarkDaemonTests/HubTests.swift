@@ -1,0 +1,170 @@
+import Foundation
+import HarkDSP
+import Logging
+import NIOCore
+import NIOEmbedded
+import Synchronization
+import Testing
+@testable import HarkDaemon
+
+/// Sessions driven by synthetic audio and detections, with EmbeddedChannel clients.
+@Suite struct HubTests {
+    final class Client {
+        let channel = EmbeddedChannel()
+        let connection: ClientConnection
+        static let next = Atomic<Int>(100)
+
+        init(hub: Hub) {
+            connection = ClientConnection(id: Client.next.add(1, ordering: .relaxed).newValue, channel: channel,
+                                          logger: Logger(label: "test"))
+            _ = hub.connect(connection)
+            _ = lines()
+        }
+
+        func lines() -> [String] {
+            var out: [String] = []
+            while var b = try? channel.readOutbound(as: ByteBuffer.self) {
+                out += (b.readString(length: b.readableBytes) ?? "").split(separator: "\n").map(String.init)
+            }
+            return out
+        }
+
+        func objects() -> [[String: Any]] {
+            lines().compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
+        }
+    }
+
+    private func detection(_ payload: UInt32, time: Double) -> WatermarkDetection {
+        WatermarkDetection(payload: WatermarkPayload(payload), time: time, start: time - 2.4, score: 14,
+                           confidence: 1, copies: 1, clockScale: 1)
+    }
+
+    @Test func shakeGetsTheFirstDetectionAfterItStarted() {
+        let hub = Hub(logger: Logger(label: "test"))
+        let a = Client(hub: hub)
+        hub.tick(streamTime: 10)
+        hub.handle(.shake(seconds: 6, id: "s"), from: a.connection.id)
+        hub.detection(detection(0xAAAA, time: 9.5), time: 9.5, start: 7)     // confirmed before: not this session's
+        #expect(a.lines().isEmpty)
+        hub.detection(detection(0xBBBB, time: 12.25), time: 12.25, start: 9.85)
+        let out = a.objects()
+        #expect(out.count == 1)
+        #expect(out[0]["payload"] as? String == "0000bbbb" && out[0]["result"] as? String == "detected")
+        #expect(abs((out[0]["after"] as? Double ?? 0) - 2.25) < 1e-9 && out[0]["id"] as? String == "s")
+        #expect(hub.sessionCount == 0)
+    }
+
+    @Test func shakeWithNothingHeardEndsOnAudioTime() {
+        let hub = Hub(logger: Logger(label: "test"))
+        let a = Client(hub: hub)
+        hub.handle(.shake(seconds: 2, id: nil), from: a.connection.id)
+        hub.tick(streamTime: 1.9)
+        #expect(a.lines().isEmpty)
+        hub.tick(streamTime: 2.0)
+        #expect(a.lines() == [#"{"class":"shake","result":"none","after":2.000,"warnings":[]}"#])
+    }
+
+    @Test func aShakeSpanningAGapSaysAudioWasMissing() throws {
+        let hub = Hub(logger: Logger(label: "test"))
+        let a = Client(hub: hub)
+        hub.handle(.shake(seconds: 2, id: "g"), from: a.connection.id)
+        hub.tick(streamTime: 0.5)
+        hub.gap(.dropped(frames: 4_800), rate: 48_000)
+        hub.gap(.overrun, rate: 48_000)
+        hub.tick(streamTime: 2.0)
+        let answer = try #require(a.objects().first)
+        #expect(answer["result"] as? String == "none")
+        #expect(answer["warnings"] as? [String] == [
+            "audio missing: 1 capture overrun(s), the device dropped audio",
+            "audio missing: 4800 frames (0.100 s) dropped, analysis fell behind capture",
+        ])
+    }
+
+    @Test func aNoiseReportSpanningAGapSaysAudioWasMissing() throws {
+        let hub = Hub(logger: Logger(label: "test"))
+        let a = Client(hub: hub)
+        hub.handle(.noise(seconds: 1, id: "g"), from: a.connection.id)
+        let block = [Float](repeating: 0.01, count: 8_000)
+        block.withUnsafeBufferPointer { hub.feed($0, rate: 16_000, streamTime: 0) }
+        hub.gap(.reopened, rate: 16_000)
+        block.withUnsafeBufferPointer { hub.feed($0, rate: 16_000, streamTime: 0.5) }
+        let report = try #require(a.objects().last)
+        #expect(report["class"] as? String == "report")
+        #expect(report["warnings"] as? [String] == ["audio missing: the capture device was lost and reopened 1 time(s)"])
+    }
+
+    @Test func shakeEndsByTheWallClockWhenAudioStops() {
+        let hub = Hub(logger: Logger(label: "test"))
+        let a = Client(hub: hub)
+        hub.handle(.shake(seconds: 1, id: "w"), from: a.connection.id)
+        hub.tick(streamTime: 0, now: Date(timeIntervalSinceNow: 1 + Hub.grace + 0.1))
+        #expect(a.lines() == [#"{"class":"shake","id":"w","result":"none","after":0.000,"warnings":["audio stopped coming (capture device lost?): heard 0.00 s of 1.00 s"]}"#])
+    }
+
+    @Test func noiseSessionStreamsLevelsThenAReport() throws {
+        let hub = Hub(logger: Logger(label: "test"))
+        hub.configure(continuous: false, calibration: 100, device: "test-mic")
+        let a = Client(hub: hub)
+        hub.handle(.noise(seconds: 2, id: "n"), from: a.connection.id)
+        let rate = 16_000.0
+        let tone = (0..<Int(2.5 * rate)).map { Float(0.1 * sin(2 * Double.pi * 1000 * Double($0) / rate)) }
+        var i = 0
+        while i < tone.count {
+            let n = min(1000, tone.count - i)
+            tone[i..<(i + n)].withUnsafeBufferPointer { hub.feed($0, rate: rate, streamTime: Double(i) / rate) }
+            i += n
+        }
+        let out = a.objects()
+        let levels = out.filter { $0["class"] as? String == "level" }
+        #expect(levels.count == 20)                       // ten a second for two seconds
+        #expect(levels.allSatisfy { $0["id"] as? String == "n" && $0["peak"] is Double })
+        let report = try #require(out.last)
+        #expect(report["class"] as? String == "report" && report["device"] as? String == "test-mic")
+        // A 0.1-amplitude sine reads −20 dB re full-scale sine, +100 dB calibration.
+        #expect(abs((report["LAeq"] as? Double ?? 0) - 80) < 0.05)
+        #expect(abs((report["duration"] as? Double ?? 0) - 2) < 1e-9)
+        #expect((report["bands"] as? [String: Any])?["1000"] is Double)
+        #expect(hub.sessionCount == 0)
+    }
+
+    @Test func detectionsReachWatchersOnceWhileThePayloadStaysOnAir() {
+        let hub = Hub(logger: Logger(label: "test"))
+        let watchers = (0..<5).map { _ in Client(hub: hub) }
+        let bystander = Client(hub: hub)
+        for w in watchers { hub.handle(.watch([.detection]), from: w.connection.id); _ = w.lines() }
+        for t in stride(from: 3.0, to: 8.0, by: 0.05) { hub.detection(detection(0x1234, time: t), time: t, start: t - 2.4) }
+        hub.detection(detection(0x1234, time: 15), time: 15, start: 12.6)      // back after a gap
+        for w in watchers {
+            let d = w.objects().filter { $0["class"] as? String == "detection" }
+            #expect(d.count == 2)
+        }
+        #expect(bystander.lines().isEmpty)
+    }
+
+    @Test func audioIsNeededOnlyForSessionsAndAudioWatchers() {
+        let hub = Hub(logger: Logger(label: "test"))
+        let changes = Mutex<[Bool]>([])
+        hub.onAudioNeed = { need in changes.withLock { $0.append(need) } }
+        let a = Client(hub: hub)
+        hub.handle(.watch([.status]), from: a.connection.id)
+        #expect(!hub.audioNeeded)
+        hub.handle(.watch([.level]), from: a.connection.id)
+        #expect(hub.audioNeeded)
+        hub.handle(.watch([]), from: a.connection.id)
+        #expect(!hub.audioNeeded)
+        hub.configure(continuous: true, calibration: 0, device: "x")
+        #expect(hub.audioNeeded)
+        #expect(changes.withLock { $0 } == [true, false, true])
+    }
+
+    @Test func shutdownAnswersSessionsInFlight() {
+        let hub = Hub(logger: Logger(label: "test"))
+        let a = Client(hub: hub)
+        hub.handle(.shake(seconds: 6, id: "s1"), from: a.connection.id)
+        hub.handle(.noise(seconds: 10, id: "n1"), from: a.connection.id)
+        hub.shutdown(message: "harkd is shutting down")
+        #expect(a.lines() == [#"{"class":"error","id":"s1","message":"harkd is shutting down"}"#,
+                              #"{"class":"error","id":"n1","message":"harkd is shutting down"}"#])
+        #expect(!hub.connect(ClientConnection(id: 999, channel: EmbeddedChannel(), logger: Logger(label: "t"))))
+    }
+}
