@@ -22,6 +22,7 @@ let package = Package(
         .executable(name: "harkd", targets: ["harkd"]),
         .library(name: "HarkDSP", targets: ["HarkDSP"]),
         .library(name: "HarkEngine", targets: ["HarkEngine"]),
+        .library(name: "HarkClient", targets: ["HarkClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -75,12 +76,16 @@ let package = Package(
         .testTarget(name: "HarkSoundFileTests", dependencies: ["HarkSoundFile"]),
         .testTarget(name: "HarkEngineTests", dependencies: ["HarkEngine"]),
         .testTarget(name: "HarkCLITests", dependencies: ["hark"]),
-        .testTarget(name: "HarkCaptureTests", dependencies: ["HarkCapture"]),
+        // Test doubles for capture (ALSA file-plugin configurations, fault injection), shared
+        // by the capture and daemon tests.
+        .target(name: "HarkCaptureTesting", dependencies: ["HarkCapture"], path: "Tests/HarkCaptureTesting"),
+        .testTarget(name: "HarkCaptureTests", dependencies: ["HarkCapture", "HarkCaptureTesting"]),
         .testTarget(
             name: "HarkDaemonTests",
             dependencies: [
-                "HarkDaemon", "HarkClient",
+                "HarkDaemon", "HarkClient", "HarkCapture", "HarkCaptureTesting",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(name: "HarkDaemonEndToEndTests", dependencies: ["harkd", "hark", "HarkClient"]),
     ]

@@ -17,5 +17,8 @@ let package = Package(
                 .product(name: "HarkDSP", package: harkIdentity),
                 .product(name: "HarkEngine", package: harkIdentity),
             ]),
+        .executableTarget(
+            name: "harkd-bench",
+            dependencies: [.product(name: "HarkClient", package: harkIdentity)]),
     ]
 )

@@ -85,6 +85,7 @@ public final class CaptureSource: @unchecked Sendable {
             return false
         }
         if already { return }
+        ring.clear()     // nothing from an earlier run may pass for this one's audio
         finished.lock()
         threadDone = false
         finished.unlock()
@@ -96,6 +97,7 @@ public final class CaptureSource: @unchecked Sendable {
     }
 
     /// Stops capturing and closes the device; waits up to `timeout` seconds for the thread.
+    /// What the ring still holds can be read until the next ``start()``.
     /// Returns false if the thread is still blocked inside ALSA (e.g. opening a FIFO no one
     /// writes), in which case it exits on its own later.
     @discardableResult
@@ -108,7 +110,6 @@ public final class CaptureSource: @unchecked Sendable {
         while !threadDone {
             if !finished.wait(until: deadline) { return false }
         }
-        ring.clear()
         return true
     }
 

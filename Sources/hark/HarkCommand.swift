@@ -10,12 +10,18 @@ struct HarkCommand: ParsableCommand {
         abstract: "Measure sound levels, generate test signals and calibrate a microphone.",
         version: Hark.version,
         subcommands: [Analyze.self, Generate.self, Calibrate.self, Embed.self, Detect.self, Simulate.self, Bench.self,
-                      Status.self, Watch.self, Shake.self, Noise.self])
+                      Feed.self, Status.self, Watch.self, Shake.self, Noise.self])
 
     /// Like ArgumentParser's `main()`, but every error is one line on stderr (the usage text
     /// is one `--help` away), and output to a closed pipe ends the program quietly.
     static func main() {
         signal(SIGPIPE, SIG_IGN)
+        // A parent that spawns us from a thread with signals blocked (libdispatch's worker
+        // threads block them) would leave us deaf to Ctrl-C and SIGTERM.
+        var stop = sigset_t()
+        sigemptyset(&stop)
+        for s in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] { sigaddset(&stop, s) }
+        sigprocmask(SIG_UNBLOCK, &stop, nil)
         do {
             var command = try parseAsRoot()
             try command.run()

@@ -78,6 +78,7 @@ struct HarkdCommand: AsyncParsableCommand {
                     throw ValidationError("\(alsaConfig): cannot read the ALSA configuration")
                 }
                 settings.capture.configuration = text
+                logger.notice("ALSA devices come from \(alsaConfig), not from the system's ALSA configuration")
             }
         } catch let error as DaemonConfiguration.ParseError {
             logger.critical("\(error)")

@@ -133,6 +133,7 @@ final class UncheckedBox<T>: @unchecked Sendable {
         let shake = try #require(try c.ask(["cmd": "shake", "seconds": 1], until: "shake", timeout: 10))
         #expect(shake["result"] as? String == "none")
         #expect(h.logText.contains("retrying in"))
+        #expect(h.logText.contains("ALSA "), "ALSA's own message should be in the log")
         #expect(h.terminate() == 0)
     }
 

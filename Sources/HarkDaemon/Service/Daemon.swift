@@ -60,6 +60,7 @@ public final class Daemon: Service, @unchecked Sendable {
 
     public func run() async throws {
         let c = configuration
+        ALSALog.route { [logger] message in logger.warning("\(message)") }
         hub.statusProvider = { [self] in status() }
         hub.onAudioNeed = { [controller] need in controller.setWanted(need) }
         analysis.onStateChange = { [self] state in

@@ -38,9 +38,19 @@ public struct DaemonLogHandler: LogHandler {
             }
             line = "<\(priority)>\(text)\n"
         } else {
-            let stamp = ISO8601DateFormatter().string(from: Date())
-            line = "\(stamp) \(label) \(event.level): \(text)\n"
+            line = "\(Self.timestamp()) \(label) \(event.level): \(text)\n"
         }
         FileHandle.standardError.write(Data(line.utf8))
+    }
+
+    /// UTC time as `2026-01-31T12:00:00Z`, from libc: Foundation's date formatters load ICU,
+    /// several megabytes of resident memory for one timestamp.
+    static func timestamp(_ seconds: time_t = time(nil)) -> String {
+        var t = seconds
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        var buffer = [CChar](repeating: 0, count: 32)
+        let n = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%SZ", &parts)
+        return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

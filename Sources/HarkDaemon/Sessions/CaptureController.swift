@@ -12,6 +12,8 @@ final class CaptureController: @unchecked Sendable {
         var wanted = false
         /// Counters of sources already retired.
         var retired = CaptureSource.Counters()
+        /// A source being stopped: its counters still count until they join `retired`.
+        var retiring: CaptureSource?
     }
 
     private let state: Locked<State>
@@ -80,6 +82,7 @@ final class CaptureController: @unchecked Sendable {
         guard let source = state.withLock({ s -> CaptureSource? in
             let old = s.source
             s.source = nil
+            s.retiring = old
             return old
         }) else { return }
         if !source.stop() {
@@ -92,16 +95,22 @@ final class CaptureController: @unchecked Sendable {
             s.retired.capturedFrames += c.capturedFrames
             s.retired.suspends += c.suspends
             s.retired.reopenings += c.reopenings
+            s.retiring = nil
         }
-        logger.info("capture stopped")
+        logger.info("capture device closed after \(c.capturedFrames) frames (\(c.overruns) overrun(s), \(c.droppedFrames) frames dropped)")
     }
 
     /// State name, negotiated rate, and totals of overruns and dropped frames since start.
     var snapshot: (state: String, rate: Int?, overruns: Int, dropped: Int, detail: String?) {
-        let (source, retired) = state.withLock { ($0.source, $0.retired) }
-        guard let source else { return ("idle", nil, retired.overruns, retired.droppedFrames, nil) }
+        let (source, retiring, retired) = state.withLock { ($0.source, $0.retiring, $0.retired) }
+        var past = retired
+        if let r = retiring?.counters {
+            past.overruns += r.overruns
+            past.droppedFrames += r.droppedFrames
+        }
+        guard let source else { return ("idle", nil, past.overruns, past.droppedFrames, nil) }
         let c = source.counters
-        let overruns = retired.overruns + c.overruns, dropped = retired.droppedFrames + c.droppedFrames
+        let overruns = past.overruns + c.overruns, dropped = past.droppedFrames + c.droppedFrames
         switch source.state {
         case .capturing(let f): return ("capturing", f.rate, overruns, dropped, nil)
         case .deviceLost(let why): return ("device-lost", nil, overruns, dropped, why)

@@ -1,0 +1,232 @@
+import Foundation
+import HarkClient
+
+// harkd under load as a device would run it: continuous mode, 48 kHz mono, both analysers,
+// fed in real time through ALSA's `file` plugin from a FIFO (no sound card needed), with a
+// client watching detections. Measures harkd's CPU share and peak resident memory over the
+// run, and how long after the audio that completed a watermark the detection message reaches
+// the client. Run through `tools/bench-daemon`.
+
+struct Options {
+    var hark = ".build/release/hark"
+    var harkd = ".build/release/harkd"
+    var data = "Benchmarks/.data"
+    var seconds = 60
+}
+
+func parseOptions() -> Options {
+    var o = Options()
+    var arguments = CommandLine.arguments.dropFirst()
+    while let a = arguments.popFirst() {
+        switch a {
+        case "--hark": o.hark = arguments.popFirst() ?? o.hark
+        case "--harkd": o.harkd = arguments.popFirst() ?? o.harkd
+        case "--data": o.data = arguments.popFirst() ?? o.data
+        case "--seconds": o.seconds = Int(arguments.popFirst() ?? "") ?? o.seconds
+        case "--help", "-h":
+            print("usage: harkd-bench [--hark PATH] [--harkd PATH] [--data DIR] [--seconds N]")
+            print("  --seconds  length of the real-time run, a multiple of 10 (default 60)")
+            exit(0)
+        default:
+            FileHandle.standardError.write(Data("harkd-bench: unknown argument \(a)\n".utf8))
+            exit(64)
+        }
+    }
+    o.seconds = max(10, o.seconds / 10 * 10)
+    return o
+}
+
+let options = parseOptions()
+let rate = 48_000
+let periodFrames = 960                   // 20 ms, harkd's default period
+let segmentSeconds = 10
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("harkd-bench: \(message)\n".utf8))
+    exit(1)
+}
+
+func monotonic() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+}
+
+@discardableResult
+func run(_ path: String, _ args: [String]) -> Int32 {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: path)
+    p.arguments = args
+    p.standardOutput = FileHandle.nullDevice
+    do { try p.run() } catch { fail("cannot run \(path): \(error)") }
+    p.waitUntilExit()
+    return p.terminationStatus
+}
+
+// MARK: - the signal: one marked music segment per 10 s, each with its own payload
+
+/// Payload of segment `i`: each is broadcast to watchers once, the first time it is verified.
+func payload(_ i: Int) -> String { String(format: "da7e%04x", i + 1) }
+
+func prepareSignal() -> Data {
+    let raw = options.data + "/daemon-\(options.seconds)s.raw"
+    if let d = FileManager.default.contents(atPath: raw) { return d }
+    print("(making \(raw) once: \(options.seconds / segmentSeconds) segments of generated music, each marked with its own payload)")
+    var all = Data()
+    for i in 0..<(options.seconds / segmentSeconds) {
+        let host = options.data + "/segment.wav", marked = options.data + "/segment-marked.wav", seg = options.data + "/segment.raw"
+        guard run(options.hark, ["generate", "music", host, "--duration", "\(segmentSeconds)", "--seed", "\(100 + i)"]) == 0,
+              run(options.hark, ["embed", host, marked, "--payload", payload(i)]) == 0,
+              run(options.hark, ["simulate", marked, seg]) == 0,
+              let d = FileManager.default.contents(atPath: seg) else { fail("could not make the signal") }
+        all.append(d)
+        for f in [host, marked, seg] { try? FileManager.default.removeItem(atPath: f) }
+    }
+    guard all.count == options.seconds * rate * 2 else { fail("signal has \(all.count) bytes, expected \(options.seconds * rate * 2)") }
+    _ = FileManager.default.createFile(atPath: raw, contents: all)
+    return all
+}
+
+// MARK: - /proc figures of the harkd process
+
+/// utime + stime, seconds.
+func cpuSeconds(_ pid: pid_t) -> Double {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+          let close = stat.lastIndex(of: ")") else { return 0 }
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    // Fields after the command name start at field 3 (state); utime and stime are 14 and 15.
+    let ticks = (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
+    return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
+
+/// A VmHWM/VmRSS line of /proc/pid/status, in MB.
+func memory(_ pid: pid_t, _ key: String) -> Double {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix(key + ":") }),
+          let kB = Double(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+    return kB / 1024
+}
+
+// MARK: - the run
+
+signal(SIGPIPE, SIG_IGN)
+try? FileManager.default.createDirectory(atPath: options.data, withIntermediateDirectories: true)
+let audio = prepareSignal()
+let dir = NSTemporaryDirectory() + "harkd-bench-\(getpid())"
+try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(atPath: dir) }
+let fifo = dir + "/mic.fifo", socketPath = dir + "/hark.sock", log = dir + "/harkd.log"
+guard mkfifo(fifo, 0o600) == 0 else { fail("mkfifo failed") }
+do {
+    try """
+    pcm.mic { type file slave { pcm { type null } } file "/dev/null" infile "\(fifo)" format "raw" }
+    pcm.default { type plug slave { pcm "mic"; format S16_LE; rate \(rate); channels 1 } }
+    """.write(toFile: dir + "/alsa.conf", atomically: true, encoding: .utf8)
+} catch { fail("\(error)") }
+
+let harkd = Process()
+harkd.executableURL = URL(fileURLWithPath: options.harkd)
+harkd.arguments = ["--alsa-config", dir + "/alsa.conf", "--socket", socketPath, "--mode", "continuous",
+                   "--rate", "\(rate)", "--channels", "1"]
+_ = FileManager.default.createFile(atPath: log, contents: nil)
+harkd.standardError = FileHandle(forWritingAtPath: log)
+do { try harkd.run() } catch { fail("cannot start harkd: \(error)") }
+let pid = harkd.processIdentifier
+
+var client: HarkConnection?
+for _ in 0..<200 where client == nil {
+    client = try? HarkConnection(path: socketPath, timeout: 1)
+    if client == nil { usleep(50_000) }
+}
+guard let client else { fail("harkd did not come up; its log:\n" + ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")) }
+do { try client.send(["cmd": "watch", "classes": ["detection"]]) } catch { fail("\(error)") }
+
+// The reader: every detection with the monotonic time it arrived.
+final class Arrivals: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [(at: Double, t: Double, payload: String)] = []
+    func add(_ item: (Double, Double, String)) { lock.withLock { items.append(item) } }
+    var all: [(at: Double, t: Double, payload: String)] { lock.withLock { items } }
+}
+let arrivals = Arrivals()
+final class Box<T>: @unchecked Sendable { let value: T; init(_ v: T) { value = v } }
+let clientBox = Box(client)
+let reader = Thread {
+    while let m = try? clientBox.value.readMessage(timeout: nil) {
+        let now = monotonic()
+        if m.object["class"] as? String == "detection" {
+            arrivals.add((now, m.object["t"] as? Double ?? -1, m.object["payload"] as? String ?? "?"))
+        }
+    }
+}
+reader.start()
+
+// The feeder: one 20 ms period at a time on a real-time schedule, noting when each write
+// returned (the moment harkd could have that audio).
+let periodBytes = periodFrames * 2
+let periods = audio.count / periodBytes
+var written = [Double](repeating: 0, count: periods)
+let fd = open(fifo, O_WRONLY)                // returns once harkd has opened the device
+guard fd >= 0 else { fail("cannot open the FIFO") }
+let start = monotonic()
+let cpuAtStart = cpuSeconds(pid)
+var late = 0
+audio.withUnsafeBytes { bytes in
+    for k in 0..<periods {
+        let due = start + Double(k * periodFrames) / Double(rate)
+        let wait = due - monotonic()
+        if wait > 0 { usleep(useconds_t(wait * 1e6)) } else if wait < -0.01 { late += 1 }
+        var off = 0
+        while off < periodBytes {
+            let n = write(fd, bytes.baseAddress! + k * periodBytes + off, periodBytes - off)
+            if n <= 0 { fail("harkd stopped reading (write: \(String(cString: strerror(errno))))") }
+            off += n
+        }
+        written[k] = monotonic()
+    }
+}
+let end = monotonic()
+let cpuUsed = cpuSeconds(pid) - cpuAtStart
+let peak = memory(pid, "VmHWM"), resident = memory(pid, "VmRSS")
+let anonymous = memory(pid, "RssAnon"), fileBacked = memory(pid, "RssFile")
+// A second of silence lets the last detection out; then stop harkd as systemd would.
+let silence = [UInt8](repeating: 0, count: periodBytes)
+for _ in 0..<50 { _ = write(fd, silence, periodBytes); usleep(20_000) }
+kill(pid, SIGTERM)
+close(fd)
+harkd.waitUntilExit()
+
+// MARK: - report
+
+let wall = end - start
+print("")
+print("harkd, continuous mode, 48 kHz mono S16 through ALSA's file plugin, \(options.seconds) s in real time")
+print(String(format: "  CPU          %.2f %% of one core (%.2f s of CPU in %.1f s)", 100 * cpuUsed / wall, cpuUsed, wall))
+print(String(format: "  memory       peak resident %.1f MB (VmHWM); at the end %.1f MB (VmRSS): %.1f MB private, %.1f MB mapped files (code and data of harkd and its libraries)",
+             peak, resident, anonymous, fileBacked))
+if late > 0 { print("  (the feeder fell more than 10 ms behind schedule \(late) times: the machine is busy)") }
+print("")
+print("  segment  payload    detection t   latency after the completing frame")
+var latencies: [Double] = []
+let got = arrivals.all
+for i in 0..<(options.seconds / segmentSeconds) {
+    let p = payload(i)
+    guard let a = got.first(where: { $0.payload == p }) else {
+        print(String(format: "  %7d  %@   not detected", i + 1, p))
+        continue
+    }
+    // The period holding the last sample the detection needed.
+    let lastSample = max(0, Int((a.t * Double(rate)).rounded()) - 1)
+    let k = min(lastSample / periodFrames, periods - 1)
+    let latency = a.at - written[k]
+    latencies.append(latency)
+    print(String(format: "  %7d  %@   %9.3f s   %7.1f ms", i + 1, p, a.t, latency * 1000))
+}
+let wrong = got.filter { d in !(0..<(options.seconds / segmentSeconds)).contains { payload($0) == d.payload } }
+if !wrong.isEmpty { print("  wrong payloads: \(wrong.map(\.payload))") }
+if !latencies.isEmpty {
+    let sorted = latencies.sorted()
+    print(String(format: "  latency: min %.1f ms, median %.1f ms, max %.1f ms over %d detections",
+                 sorted.first! * 1000, sorted[sorted.count / 2] * 1000, sorted.last! * 1000, sorted.count))
+}
+print("  harkd exit status \(harkd.terminationStatus)")
