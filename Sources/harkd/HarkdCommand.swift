@@ -44,6 +44,12 @@ struct HarkdCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Watermark key file.", valueName: "path"))
     var keyFile: String?
 
+    @Option(help: ArgumentHelp("Payloads on air (hex, comma-separated): detect only these, at a lower threshold.", valueName: "hex,…"))
+    var catalogue: String?
+
+    @Option(help: ArgumentHelp("Read the catalogue from a file (payloads separated by commas, spaces or lines; # comments).", valueName: "path"))
+    var catalogueFile: String?
+
     @Option(parsing: .unconditional, help: ArgumentHelp("Calibration offset, dB.", valueName: "dB"))
     var calibration: Double?
 
@@ -62,6 +68,7 @@ struct HarkdCommand: AsyncParsableCommand {
         for (key, value) in [("device", device), ("rate", rate.map(String.init)), ("channels", channels.map(String.init)),
                              ("format", format), ("mode", mode), ("socket", socket),
                              ("report-interval", reportInterval.map { String($0) }), ("key", key), ("key-file", keyFile),
+                             ("catalogue", catalogue), ("catalogue-file", catalogueFile),
                              ("calibration", calibration.map { String($0) })] {
             if let value { overrides.append((key, value)) }
         }

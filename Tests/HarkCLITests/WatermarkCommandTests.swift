@@ -53,6 +53,37 @@ import Testing
         #expect(try Hark.run(["detect", "--json", "--key-file", keyFile, marked]).stdout.contains("0000cafe"))
     }
 
+    @Test func catalogueHearsWeakerMarksAndOnlyItsOwn() throws {
+        // 5 s of pink noise marked 2 dB under the default strength: too weak to decode openly,
+        // enough against a catalogue that names it (threshold 7.88 for two payloads, not 10.25).
+        let host = dir.file("pink.wav")
+        #expect(try Hark.run(["generate", "pink", host, "--duration", "5", "--seed", "3"]).status == 0)
+        let marked = dir.file("weak.wav")
+        #expect(try Hark.run(["embed", host, marked, "--payload", "cafe0003", "--strength", "-22"]).status == 0)
+        #expect(try Hark.run(["detect", "--json", marked]).stdout.isEmpty)
+        let run = try Hark.run(["detect", "--json", "--catalogue", "c0ffee42,cafe0003", marked])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect((run.jsonObjects.first ?? nil)?["payload"] as? String == "cafe0003")
+        let list = dir.write("on-air.txt", Array("# on air this week\nc0ffee42\ncafe0003\n".utf8))
+        #expect(try Hark.run(["detect", "--json", "--catalogue-file", list, marked]).stdout.contains("cafe0003"))
+        #expect(try Hark.run(["analyze", "--json", "--catalogue", "cafe0003", marked]).stdout.contains(#""payload":"cafe0003""#))
+        // A catalogue without it reports nothing.
+        #expect(try Hark.run(["detect", "--json", "--catalogue", "c0ffee42", marked]).stdout.isEmpty)
+    }
+
+    @Test func badCataloguesAreRefused() throws {
+        let host = try music("host.wav", seconds: 3)
+        for (args, message) in [(["--catalogue", "c0ffee42,zz"], "'zz' is not hexadecimal"),
+                                (["--catalogue", " , "], "names no payload"),
+                                (["--catalogue", "123456789"], "at most 8 digits"),
+                                (["--catalogue-file", dir.file("missing.txt")], "missing.txt: no such file (catalogue file)"),
+                                (["--catalogue", "1", "--catalogue-file", "x"], "not both")] {
+            let run = try Hark.run(["detect"] + args + [host])
+            #expect(run.status != 0 && run.stderr.contains(message), "\(args): \(run.stderr)")
+            #expect(run.stdout.isEmpty)
+        }
+    }
+
     @Test func unmarkedAudioHasNoWatermark() throws {
         let host = try music("plain.wav")
         let run = try Hark.run(["detect", host])

@@ -80,3 +80,33 @@ import Testing
         #expect(t > 10 && t < 10.5)
     }
 }
+
+@Suite struct WatermarkCatalogueTests {
+    @Test func listParsesSeparatorsCommentsAndDuplicates() throws {
+        let text = """
+        # campaigns on air
+        c0ffee42, 1a2b3c4d
+        0xDA7E0001   ff  # a short one
+        c0ffee42
+        """
+        #expect(try WatermarkPayload.list(text) == [WatermarkPayload(0xC0FFEE42), WatermarkPayload(0x1A2B3C4D),
+                                                   WatermarkPayload(0xDA7E0001), WatermarkPayload(0xFF)])
+        #expect(try WatermarkPayload.list("# nothing\n\n").isEmpty)
+        #expect(throws: WatermarkPayload.ParseError.notHex("xyz")) { try WatermarkPayload.list("c0ffee42, xyz") }
+        #expect(throws: WatermarkPayload.ParseError.tooLong("123456789")) { try WatermarkPayload.list("123456789") }
+    }
+
+    @Test func thresholdFollowsTheNumberOfPayloads() throws {
+        // candidates × N × e^(−z²/2) = 10⁻⁶ per hour.
+        #expect(abs(WatermarkDetector.threshold(payloads: pow(2, 32)) - WatermarkDetector.threshold) < 1e-12)
+        #expect(abs(WatermarkDetector.threshold(payloads: 100) - 8.364) < 0.001)
+        #expect(abs(WatermarkDetector.threshold(payloads: 1) - 7.794) < 0.001)
+        let format = WatermarkFormat(key: .demo)
+        let one = try WatermarkDetector(format: format, sampleRate: 16_000, catalogue: [WatermarkPayload(1), WatermarkPayload(1)])
+        #expect(one.catalogue == [WatermarkPayload(1)])
+        #expect(one.threshold == WatermarkDetector.threshold(payloads: 1))
+        let none = try WatermarkDetector(format: format, sampleRate: 16_000, catalogue: [])
+        #expect(none.catalogue == nil)
+        #expect(none.threshold == WatermarkDetector.threshold)
+    }
+}

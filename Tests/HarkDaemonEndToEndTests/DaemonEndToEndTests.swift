@@ -90,6 +90,27 @@ final class UncheckedBox<T>: @unchecked Sendable {
         h.terminate()
     }
 
+    @Test func catalogueLimitsDetectionsToThePayloadsOnAir() throws {
+        // 12 s marked with a payload that is not on air, then 12 s with one that is.
+        let h = try DaemonHarness()
+        var raw = Data()
+        for (seed, payload) in [("1", "0badcafe"), ("2", "c0ffee42")] {
+            try hark(["generate", "music", h.dir + "/host.wav", "--duration", "12", "--seed", seed])
+            try hark(["embed", h.dir + "/host.wav", h.dir + "/marked.wav", "--payload", payload])
+            raw += FileManager.default.contents(atPath: try h.raw(from: h.dir + "/marked.wav", name: "\(payload).raw")) ?? Data()
+        }
+        try raw.write(to: URL(fileURLWithPath: h.dir + "/both.raw"))
+        try h.start(config: "mode = continuous\ncatalogue = c0ffee42, 1a2b3c4d   # on air\n")
+        let w = try h.connect()
+        try w.send(["cmd": "watch", "classes": ["detection"]])
+        _ = try w.readObject(timeout: 5)
+        h.feed(h.dir + "/both.raw", speed: 4)
+        let first = try #require(try w.readObject(timeout: 20))
+        #expect(first["payload"] as? String == "c0ffee42", "\(first)")
+        #expect((first["t"] as? Double ?? 0) > 12, "the first segment's payload is not on air: \(first)")
+        h.terminate()
+    }
+
     @Test func garbageAndOversizedLinesOverARealSocket() throws {
         let h = try DaemonHarness()
         try h.start()

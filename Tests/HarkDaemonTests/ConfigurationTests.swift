@@ -1,3 +1,5 @@
+import Foundation
+import HarkDSP
 import Testing
 @testable import HarkDaemon
 
@@ -38,6 +40,26 @@ import Testing
         }
         #expect(throws: DaemonConfiguration.ParseError(source: "--rate", line: 0, message: "rate must be a number from 8000.0 to 192000.0, not 'fast'")) {
             try c.override("rate", "fast")
+        }
+    }
+
+    @Test func catalogueFromTheFileOrAListFile() throws {
+        var c = DaemonConfiguration()
+        #expect(c.catalogue.isEmpty)
+        try c.apply(file: "catalogue = c0ffee42, 1a2b3c4d c0ffee42   # on air\n", source: "f")
+        #expect(c.catalogue == [WatermarkPayload(0xC0FFEE42), WatermarkPayload(0x1A2B3C4D)])
+        #expect(Daemon.analysisSettings(c).catalogue == c.catalogue)
+        let list = FileManager.default.temporaryDirectory.appendingPathComponent("hark-catalogue-\(getpid()).txt").path
+        try "# this week\nda7e0001\nda7e0002\n".write(toFile: list, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: list) }
+        try c.override("catalogue-file", list)
+        #expect(c.catalogue == [WatermarkPayload(0xDA7E0001), WatermarkPayload(0xDA7E0002)])
+        #expect(throws: DaemonConfiguration.ParseError(source: "f", line: 1,
+                                                       message: "catalogue: 'c0ffeeXX' is not hexadecimal; give 1 to 8 hex digits, e.g. 1a2b3c4d")) {
+            try c.apply(file: "catalogue = c0ffeeXX", source: "f")
+        }
+        #expect(throws: DaemonConfiguration.ParseError(source: "--catalogue-file", line: 0, message: "catalogue-file /nonexistent/list: missing or unreadable")) {
+            try c.override("catalogue-file", "/nonexistent/list")
         }
     }
 

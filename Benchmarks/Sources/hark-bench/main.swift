@@ -180,11 +180,16 @@ do {
     music.withUnsafeBufferPointer { embedder.process($0, into: &mark) }
     embedder.finish(into: &mark)
     let marked = zip(music, mark).map(+)
-    for (name, signal) in [("unmarked pink noise", pink), ("marked music", marked)] {
+    // A catalogue of 100 payloads (the marked one among them) beside open decoding, same signals.
+    let catalogue = (1...99).map { WatermarkPayload(UInt32($0) &* 0x9E37_79B9) } + [WatermarkPayload(0x1A2B3C4D)]
+    let cases: [(String, [Float], [WatermarkPayload]?)] = [
+        ("unmarked pink noise", pink, nil), ("marked music", marked, nil),
+        ("unmarked pink, catalogue of 100", pink, catalogue), ("marked music, catalogue of 100", marked, catalogue)]
+    for (name, signal, list) in cases {
         var detections = 0
         var stateBytes = 0
         let speed = throughput(audioSeconds: 60) {
-            let detector = try! WatermarkDetector(format: WatermarkFormat(key: .demo), sampleRate: rate)
+            let detector = try! WatermarkDetector(format: WatermarkFormat(key: .demo), sampleRate: rate, catalogue: list)
             signal.withUnsafeBufferPointer { buf in
                 var i = 0
                 while i < buf.count {

@@ -11,7 +11,12 @@ import HarkFFT
 /// payload is reported only if the standardised score of its whole codeword reaches
 /// ``threshold``, which bounds false detections on unmarked audio to 10⁻⁶ per hour.
 ///
-/// Memory is constant (about 3 MB at 48 kHz). Not thread-safe.
+/// Given a **catalogue** (the campaigns known to be on air), it instead scores each catalogue
+/// payload's codeword directly and reports only those. The same 10⁻⁶-per-hour bound then runs
+/// over N payloads instead of 2³², so the threshold drops (10.25 → 8.36 for N = 100, 7.79 for
+/// N = 1) and weaker or shorter captures are heard.
+///
+/// Memory is constant (about 3 MB at 48 kHz, plus 432 bytes per catalogue entry). Not thread-safe.
 public final class WatermarkDetector {
     public static let frameDuration = 0.32
     public static let hopDuration = 0.05
@@ -20,14 +25,35 @@ public final class WatermarkDetector {
     public static let clockScales: [Double] = stride(from: -0.002, through: 0.002, by: 0.0005).map { 1 + $0 }
     /// Candidates decoded per hop.
     static let decodesPerHop = 4
+    /// Candidates matched against the catalogue per hop (matching is cheaper than decoding).
+    static let catalogueChecksPerHop = 16
     /// Candidates examined per hour of audio: hops × scales × copies × rotations.
     public static let candidatesPerHour: Double =
         3600 / hopDuration * Double(clockScales.count * maxCopies * WatermarkFormat.symbolsPerCopy)
-    /// Score needed to report: P(false detection per hour) ≤ candidates × 2³² × e^(−z²/2) ≤ 10⁻⁶.
-    public static let threshold: Double = {
-        let logCount = log(candidatesPerHour) + Double(WatermarkPayload.bitCount) * log(2.0) - log(1e-6)
+    /// Score needed to report any of the 2³² payloads: P(false detection per hour) ≤
+    /// candidates × 2³² × e^(−z²/2) ≤ 10⁻⁶.
+    public static let threshold: Double = threshold(payloads: pow(2, Double(WatermarkPayload.bitCount)))
+    /// The most payloads a catalogue may hold (beyond a few thousand the threshold gains little).
+    public static let maxCatalogue = 4096
+
+    /// Score that keeps false detections at or under 10⁻⁶ per hour when any of `payloads`
+    /// codewords may be reported.
+    public static func threshold(payloads: Double) -> Double {
+        let logCount = log(candidatesPerHour) + log(max(1, payloads)) - log(1e-6)
         return (2 * logCount).squareRoot()
-    }()
+    }
+
+    /// Score this detector needs: ``threshold`` without a catalogue, lower with one.
+    public let threshold: Double
+    /// Payloads this detector is limited to (nil: any payload whose CRC matches).
+    public let catalogue: [WatermarkPayload]?
+    /// Per catalogue entry, ±1 for every (slot, position) of its codeword, padded with zeros to
+    /// whole SIMD vectors: `signVectors` vectors per entry, back to back.
+    private let catalogueSigns: [SIMD16<Float>]
+    private static let signVectors = (WatermarkFormat.symbolsPerCopy * WatermarkFormat.bitsPerSymbol + 15) / 16
+    /// Scratch for ``match(_:newest:)``: per-bit sums of one candidate, padded like the signs.
+    private var bitSums = [SIMD16<Float>](repeating: .zero, count: WatermarkDetector.signVectors)
+    private var pairSum = [Float](repeating: 0, count: WatermarkFormat.pairsPerSymbol)
     /// By default a payload already reported is not reported again until it has been absent
     /// this long.
     public static let defaultRepeatInterval = 6.0
@@ -59,8 +85,22 @@ public final class WatermarkDetector {
     /// Each ring entry: the pair values of every scale.
     private static var entrySize: Int { clockScales.count * valuesPerScale }
 
-    public init(format: WatermarkFormat, sampleRate: Double, repeatInterval: Double = WatermarkDetector.defaultRepeatInterval) throws {
+    /// - Parameters:
+    ///   - catalogue: report only these payloads, at the lower threshold their number allows
+    ///     (nil or empty: any payload). Duplicates are ignored; at most ``maxCatalogue``.
+    public init(format: WatermarkFormat, sampleRate: Double, repeatInterval: Double = WatermarkDetector.defaultRepeatInterval,
+                catalogue: [WatermarkPayload]? = nil) throws {
         precondition(sampleRate >= 8_000)
+        var unique: [WatermarkPayload] = []
+        for p in catalogue ?? [] where !unique.contains(p) { unique.append(p) }
+        precondition(unique.count <= Self.maxCatalogue, "a catalogue holds at most \(Self.maxCatalogue) payloads")
+        self.catalogue = unique.isEmpty ? nil : unique
+        threshold = unique.isEmpty ? Self.threshold : Self.threshold(payloads: Double(unique.count))
+        catalogueSigns = unique.flatMap { payload in
+            var signs = format.symbolBits(for: payload).flatMap { $0.map { $0 ? Float(1) : -1 } }
+            signs += [Float](repeating: 0, count: Self.signVectors * 16 - signs.count)
+            return (0..<Self.signVectors).map { SIMD16<Float>(signs[($0 * 16)..<($0 * 16 + 16)]) }
+        }
         self.format = format
         self.sampleRate = sampleRate
         self.repeatInterval = repeatInterval
@@ -93,14 +133,16 @@ public final class WatermarkDetector {
     }
 
     /// The highest score of any codeword the decoder returned so far, whether or not its CRC
-    /// matched. On unmarked audio this shows how close chance came to ``threshold`` (the set it
-    /// ranges over is 2¹⁶ times larger than the valid payloads, so it errs high).
+    /// matched (with a catalogue: of the best catalogue codeword at each alignment checked). On
+    /// unmarked audio this shows how close chance came to ``threshold`` (without a catalogue the
+    /// set it ranges over is 2¹⁶ times larger than the valid payloads, so it errs high).
     public private(set) var highestDecodedScore: Double = 0
 
     /// Bytes held by the detector's buffers (for the 10 MB budget).
     public var stateBytes: Int {
         ringSize * Self.entrySize * 4 + samples.capacity * 4 + fft.size * 12
             + probes.count * MemoryLayout<(ToneEnergyFrame.Probe, ToneEnergyFrame.Probe)>.stride
+            + catalogueSigns.count * MemoryLayout<SIMD16<Float>>.stride
     }
 
     deinit { ring.deallocate() }
@@ -187,7 +229,7 @@ public final class WatermarkDetector {
                     }
                     bound /= energy.squareRoot()
                     // Candidates that cannot reach the threshold are not worth decoding.
-                    if Double(bound) >= Self.threshold {
+                    if Double(bound) >= threshold {
                         candidates.append(Candidate(scale: scale, copies: copies, rotation: rotation, proxy: bound))
                     }
                 }
@@ -195,8 +237,9 @@ public final class WatermarkDetector {
         }
         candidates.sort { $0.proxy > $1.proxy }
         var best: WatermarkDetection?
-        for candidate in candidates.prefix(Self.decodesPerHop) {
-            if let d = decode(candidate, newest: newest), d.score > (best?.score ?? -1) { best = d }
+        for candidate in candidates.prefix(catalogue == nil ? Self.decodesPerHop : Self.catalogueChecksPerHop) {
+            let found = catalogue == nil ? decode(candidate, newest: newest) : match(candidate, newest: newest)
+            if let d = found, d.score > (best?.score ?? -1) { best = d }
         }
         guard let detection = best else { return nil }
         if let last = lastReport[detection.payload], detection.time - last < repeatInterval {
@@ -259,14 +302,62 @@ public final class WatermarkDetector {
         guard energy > 0 else { return nil }
         let score = numerator / energy.squareRoot()
         highestDecodedScore = max(highestDecodedScore, score)
-        guard crcMatches, score >= Self.threshold else { return nil }
+        guard crcMatches, score >= threshold else { return nil }
+        return detection(payload, score: score, candidate: c, newest: newest)
+    }
+
+    /// Scores every catalogue payload's codeword at candidate `c`; the best one if it reaches
+    /// the threshold. Pairs are summed over copies first (one keyed coin per pair).
+    private func match(_ c: Candidate, newest: Int) -> WatermarkDetection? {
+        let S = WatermarkFormat.symbolsPerCopy
+        let pps = WatermarkFormat.pairsPerSymbol
+        let bps = WatermarkFormat.bitsPerSymbol
+        let base = c.scale * Self.valuesPerScale
+        var energy: Double = 0
+        var sums = [Float](repeating: 0, count: Self.signVectors * 16)
+        for slot in 0..<S {
+            for i in 0..<pps { pairSum[i] = 0 }
+            for copy in 0..<c.copies {
+                let r = row(frameFor(slot: slot, rotation: c.rotation, copy: copy, copies: c.copies, newest: newest)) + base + slot * pps
+                for i in 0..<pps { pairSum[i] += r[i] }
+            }
+            for i in 0..<pps { energy += Double(pairSum[i] * pairSum[i]) }
+            for position in 0..<bps {
+                let b = position * WatermarkFormat.pairsPerBit
+                sums[slot * bps + position] = pairSum[b] + pairSum[b + 1] + pairSum[b + 2]
+            }
+        }
+        guard energy > 0, let catalogue else { return nil }
+        for v in 0..<Self.signVectors { bitSums[v] = SIMD16<Float>(sums[(v * 16)..<(v * 16 + 16)]) }
+        // The best catalogue codeword: the largest Σ sign × bit sum (16 lanes at a time).
+        var bestIndex = 0, bestNumerator = -Float.infinity
+        catalogueSigns.withUnsafeBufferPointer { signs in
+            bitSums.withUnsafeBufferPointer { b in
+                let vectors = Self.signVectors
+                for i in 0..<catalogue.count {
+                    var acc = SIMD16<Float>.zero
+                    for v in 0..<vectors { acc += signs[i * vectors + v] * b[v] }
+                    let n = acc.sum()
+                    if n > bestNumerator { bestNumerator = n; bestIndex = i }
+                }
+            }
+        }
+        let score = Double(bestNumerator) / energy.squareRoot()
+        highestDecodedScore = max(highestDecodedScore, score)
+        guard score >= threshold else { return nil }
+        return detection(catalogue[bestIndex], score: score, candidate: c, newest: newest)
+    }
+
+    private func detection(_ payload: WatermarkPayload, score: Double, candidate c: Candidate, newest: Int) -> WatermarkDetection {
+        let S = WatermarkFormat.symbolsPerCopy
         let end = Double(newest * hopLength + frameLength) / sampleRate
         // The window's first symbol is slot `rotation` of a copy that began `rotation` symbols
         // earlier; each frame starts 0.04 s into its symbol.
         let firstFrame = newest - (c.copies * S - 1) * framesPerSymbol
         let start = Double(firstFrame * hopLength) / sampleRate - (WatermarkFormat.symbolDuration - Self.frameDuration) / 2
             - Double(c.rotation) * WatermarkFormat.symbolDuration
-        let bound = Self.candidatesPerHour * pow(2, Double(WatermarkPayload.bitCount)) * exp(-score * score / 2)
+        let payloads = catalogue.map { Double($0.count) } ?? pow(2, Double(WatermarkPayload.bitCount))
+        let bound = Self.candidatesPerHour * payloads * exp(-score * score / 2)
         return WatermarkDetection(payload: payload, time: end, start: start, score: score,
                                   confidence: max(0, min(1, 1 - bound)), copies: c.copies,
                                   clockScale: Self.clockScales[c.scale])

@@ -32,6 +32,20 @@ public struct WatermarkPayload: Hashable, Sendable, CustomStringConvertible {
         value = v
     }
 
+    /// Parses a catalogue: payloads separated by commas, spaces or new lines; `#` starts a
+    /// comment that runs to the end of its line. Duplicates are kept once, in first-seen order.
+    public static func list(_ text: String) throws(ParseError) -> [WatermarkPayload] {
+        var out: [WatermarkPayload] = []
+        for line in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
+            let content = line.prefix { $0 != "#" }
+            for item in content.split(whereSeparator: { $0 == "," || $0.isWhitespace }) {
+                let p = try WatermarkPayload(hex: String(item))
+                if !out.contains(p) { out.append(p) }
+            }
+        }
+        return out
+    }
+
     /// Eight lowercase hex digits.
     public var hex: String {
         let h = String(value, radix: 16)

@@ -33,6 +33,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var socketMode: UInt16 = 0o660
     public var socketGroup: String?
     public var watermarkKey = WatermarkKey.demo
+    /// The payloads on air: detections are limited to these, at a lower threshold (empty: any).
+    public var catalogue: [WatermarkPayload] = []
     public var calibration = 0.0
     /// Unsent bytes a client may accumulate before it is dropped.
     public var clientQueueBytes = 256 * 1024
@@ -125,11 +127,26 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 throw Message(text: "key-file \(value): missing, unreadable or empty")
             }
             watermarkKey = WatermarkKey(bytes: [UInt8](data))
+        case "catalogue": catalogue = try Self.catalogue(value, source: "catalogue")
+        case "catalogue-file":
+            guard let data = FileManager.default.contents(atPath: value) else {
+                throw Message(text: "catalogue-file \(value): missing or unreadable")
+            }
+            catalogue = try Self.catalogue(String(decoding: data, as: UTF8.self), source: "catalogue-file \(value)")
         case "calibration": calibration = try number(-200...200)
         case "client-queue-kb": clientQueueBytes = Int(try number(1...65_536) * 1024)
         default:
             throw Message(text: "unknown setting '\(key)'")
         }
+    }
+
+    private static func catalogue(_ text: String, source: String) throws(Message) -> [WatermarkPayload] {
+        let list: [WatermarkPayload]
+        do { list = try WatermarkPayload.list(text) } catch { throw Message(text: "\(source): \(error)") }
+        guard list.count <= WatermarkDetector.maxCatalogue else {
+            throw Message(text: "\(source): \(list.count) payloads; a catalogue holds at most \(WatermarkDetector.maxCatalogue)")
+        }
+        return list
     }
 
     /// Sets `key` from the command line; errors name the flag.

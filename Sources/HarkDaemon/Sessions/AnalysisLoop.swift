@@ -11,6 +11,7 @@ import Logging
 final class AnalysisLoop: @unchecked Sendable {
     struct Settings: Equatable {
         var key: WatermarkKey
+        var catalogue: [WatermarkPayload] = []
         var calibration: Double
         var levelInterval: Double
         var reportInterval: Double
@@ -21,6 +22,7 @@ final class AnalysisLoop: @unchecked Sendable {
     private final class Analysers {
         let rate: Double
         let key: WatermarkKey
+        let catalogue: [WatermarkPayload]
         /// Restarted after every gap: its frame alignment does not survive one.
         var detector: WatermarkDetector?
         var detectorOrigin: Double       // audio time the detector's clock starts at
@@ -36,6 +38,7 @@ final class AnalysisLoop: @unchecked Sendable {
         init(rate: Double, channels: Int, settings: Settings, origin: Double) {
             self.rate = rate
             key = settings.key
+            catalogue = settings.catalogue
             meter = LevelMeter(sampleRate: rate, calibration: settings.calibration)
             bands = try? ThirdOctaveBands(sampleRate: rate)
             detectorOrigin = origin
@@ -46,7 +49,8 @@ final class AnalysisLoop: @unchecked Sendable {
         }
 
         func restartDetector(at origin: Double) {
-            detector = try? WatermarkDetector(format: WatermarkFormat(key: key), sampleRate: rate, repeatInterval: 0)
+            detector = try? WatermarkDetector(format: WatermarkFormat(key: key), sampleRate: rate, repeatInterval: 0,
+                                              catalogue: catalogue.isEmpty ? nil : catalogue)
             detectorOrigin = origin
         }
     }

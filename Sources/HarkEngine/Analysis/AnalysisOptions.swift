@@ -12,9 +12,12 @@ public struct AnalysisOptions: Sendable {
     public var bands = true
     /// Search for watermarks made with this key (nil: no search).
     public var watermarkKey: WatermarkKey?
+    /// Report only these payloads, at the lower threshold their number allows (nil: any).
+    public var watermarkCatalogue: [WatermarkPayload]?
 
     public init(interval: Double? = 1, calibration: Double = 0, channel: Int? = nil, bands: Bool = true,
-                watermarkKey: WatermarkKey? = nil) {
+                watermarkKey: WatermarkKey? = nil, watermarkCatalogue: [WatermarkPayload]? = nil) {
+        self.watermarkCatalogue = watermarkCatalogue
         self.interval = interval
         self.calibration = calibration
         self.channel = channel

@@ -49,7 +49,9 @@ public final class LevelAnalysis {
             bands = nil
         }
         intervalFrames = options.interval.map { max(1, Int(($0 * rate).rounded())) }
-        watermark = try options.watermarkKey.map { try WatermarkDetector(format: WatermarkFormat(key: $0), sampleRate: rate) }
+        watermark = try options.watermarkKey.map {
+            try WatermarkDetector(format: WatermarkFormat(key: $0), sampleRate: rate, catalogue: options.watermarkCatalogue)
+        }
     }
 
     /// Runs the analysis to the end of the source.

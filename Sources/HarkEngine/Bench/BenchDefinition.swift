@@ -31,12 +31,17 @@ public struct BenchDefinition: Codable, Sendable {
         public var driftPPM: [Double]?
         public var gain: Double?
         public var clip: Bool?
+        /// Detect with a catalogue of this many payloads (the marked one and others drawn at
+        /// random) instead of decoding any payload.
+        public var catalogue: Int?
         public var target: Target?
     }
 
     public struct FalsePositives: Codable, Sendable {
         public var minutesPerKind: Double
         public var kinds: [String]
+        /// Also scan the unmarked audio with a catalogue of this many random payloads.
+        public var catalogue: Int?
     }
 
     public var seed: UInt64

@@ -32,6 +32,10 @@ public struct BenchReport: Sendable {
     public var falseDetections = 0
     /// Highest score of a decoded codeword (CRC or not) on the unmarked audio.
     public var unmarkedHighestScore = 0.0
+    /// The same with a catalogue detector (when the definition asks for one).
+    public var catalogueSize: Int?
+    public var catalogueFalseDetections = 0
+    public var catalogueHighestScore = 0.0
     public var wrongKeyWindows = 0
     public var wrongKeyDetections = 0
     public var ratioRange = (Double.infinity, -Double.infinity)
@@ -81,7 +85,8 @@ public enum WatermarkBench {
                             guard y.count > length else { continue }
                             for _ in 0..<d.offsetsPerWindow {
                                 let offset = Int(rng.nextUniform() * Double(y.count - length))
-                                let found = try detect(y[offset..<(offset + length)], rate: rate, key: key)
+                                let catalogue = condition.catalogue.map { Self.catalogue(size: $0, containing: payload) }
+                                let found = try detect(y[offset..<(offset + length)], rate: rate, key: key, catalogue: catalogue)
                                 perHost[ci][wi][hi].1 += 1
                                 if let hit = found.first(where: { $0.payload == payload }) {
                                     results[ci][wi].0 += 1
@@ -129,6 +134,21 @@ public enum WatermarkBench {
             }
             report.falseDetections += found.count
             report.unmarkedHighestScore = max(report.unmarkedHighestScore, detector.highestDecodedScore)
+            if let size = d.falsePositives.catalogue {
+                let catalogue = Self.catalogue(size: size, containing: nil, seed: d.seed &+ UInt64(k))
+                let c = try WatermarkDetector(format: WatermarkFormat(key: WatermarkKey(text: "bench-unmarked")), sampleRate: rate,
+                                              catalogue: catalogue)
+                var hits = 0
+                var j = 0
+                while j < y.count {
+                    let n = min(4096, y.count - j)
+                    hits += y[j..<(j + n)].withUnsafeBufferPointer { c.process($0) }.count
+                    j += n
+                }
+                report.catalogueSize = size
+                report.catalogueFalseDetections += hits
+                report.catalogueHighestScore = max(report.catalogueHighestScore, c.highestDecodedScore)
+            }
             report.unmarkedHours += Double(y.count) / rate / 3600
             log("unmarked \(kind), \(Int(d.falsePositives.minutesPerKind)) min: \(found.count) detections")
         }
@@ -151,8 +171,17 @@ public enum WatermarkBench {
         return (out, Double(reader.sampleRate))
     }
 
-    static func detect(_ y: ArraySlice<Float>, rate: Double, key: WatermarkKey) throws -> [WatermarkDetection] {
-        let detector = try WatermarkDetector(format: WatermarkFormat(key: key), sampleRate: rate)
+    /// `size` payloads drawn from their own random stream (so that adding a catalogue condition
+    /// leaves every other trial as it was), with `payload` among them.
+    static func catalogue(size: Int, containing payload: WatermarkPayload?, seed: UInt64 = 0) -> [WatermarkPayload] {
+        var rng = SplitMix64(seed: UInt64(payload?.value ?? 0) &* 0x9E37_79B9 &+ seed &+ 7)
+        var list = (0..<max(0, size - (payload == nil ? 0 : 1))).map { _ in WatermarkPayload(UInt32(truncatingIfNeeded: rng.next())) }
+        if let payload { list.insert(payload, at: Int(rng.next() % UInt64(list.count + 1))) }
+        return list
+    }
+
+    static func detect(_ y: ArraySlice<Float>, rate: Double, key: WatermarkKey, catalogue: [WatermarkPayload]? = nil) throws -> [WatermarkDetection] {
+        let detector = try WatermarkDetector(format: WatermarkFormat(key: key), sampleRate: rate, catalogue: catalogue)
         var found: [WatermarkDetection] = []
         var i = y.startIndex
         while i < y.endIndex {
@@ -181,6 +210,10 @@ public enum WatermarkBench {
         s += String(format: "\nUnmarked audio: %.2f h, %d false detections; the highest score of any codeword the decoder returned there, valid or not, was %.2f (threshold %.2f). Wrong key: %d detections in %d marked files.\n",
                     r.unmarkedHours, r.falseDetections, r.unmarkedHighestScore, WatermarkDetector.threshold,
                     r.wrongKeyDetections, r.wrongKeyWindows)
+        if let size = r.catalogueSize {
+            s += String(format: "With a catalogue of %d payloads: %d false detections on the same audio; highest catalogue score %.2f (threshold %.2f).\n",
+                        size, r.catalogueFalseDetections, r.catalogueHighestScore, WatermarkDetector.threshold(payloads: Double(size)))
+        }
         s += String(format: "Transparency: watermark %.1f to %.1f dB re host overall; closest 1/3-octave band %.1f dB.\n",
                     r.ratioRange.0, r.ratioRange.1, r.worstBand)
         s += String(format: "Bench time: %.0f s.\n", r.seconds)

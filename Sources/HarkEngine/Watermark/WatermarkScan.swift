@@ -3,9 +3,11 @@ import HarkDSP
 /// Runs a ``WatermarkDetector`` over an ``AudioSource`` (channels averaged).
 public enum WatermarkScan {
     /// Reads `source` to the end, handing each detection to `emit` as it is confirmed.
-    public static func run(source: AudioSource, key: WatermarkKey,
+    /// - Parameter catalogue: report only these payloads (nil: any payload).
+    public static func run(source: AudioSource, key: WatermarkKey, catalogue: [WatermarkPayload]? = nil,
                            emit: (WatermarkDetection) throws -> Void) throws {
-        let detector = try WatermarkDetector(format: WatermarkFormat(key: key), sampleRate: Double(source.sampleRate))
+        let detector = try WatermarkDetector(format: WatermarkFormat(key: key), sampleRate: Double(source.sampleRate),
+                                             catalogue: catalogue)
         var mixer = ChannelMixer(channels: source.channels)
         var interleaved = [Float](repeating: 0, count: 4096 * source.channels)
         var mono = [Float](repeating: 0, count: 4096)

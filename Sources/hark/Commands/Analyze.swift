@@ -29,10 +29,11 @@ struct Analyze: ParsableCommand {
     @Option(help: ArgumentHelp("Measure only this channel (1 is the first) instead of the average.", valueName: "n"))
     var channel: Int?
 
-    @Flag(help: "Also search for watermarks (with --key or --key-file; the demo key otherwise).")
+    @Flag(help: "Also search for watermarks (with --key or --key-file; the demo key otherwise). --catalogue implies it.")
     var watermark = false
 
     @OptionGroup var keys: KeyOptions
+    @OptionGroup var catalogue: CatalogueOptions
 
     func validate() throws {
         guard interval.isFinite, interval >= 0.01, interval <= 86_400 else {
@@ -47,7 +48,8 @@ struct Analyze: ParsableCommand {
     func run() throws {
         let out = LineWriter.standardOutput
         let sink: EventSink = json ? JSONLinesSink(writer: out) : SummarySink(writer: out)
-        let key = watermark || keys.key != nil || keys.keyFile != nil ? try keys.resolve() : nil
+        let list = try catalogue.resolve()
+        let key = watermark || keys.key != nil || keys.keyFile != nil || list != nil ? try keys.resolve() : nil
         var failed = false
         for (index, path) in files.enumerated() {
             do {
@@ -55,7 +57,7 @@ struct Analyze: ParsableCommand {
                 let analysis = try LevelAnalysis(
                     source: source,
                     options: AnalysisOptions(interval: json ? interval : nil, calibration: calibration, channel: channel,
-                                             watermarkKey: key))
+                                             watermarkKey: key, watermarkCatalogue: list))
                 let progress = ProgressReporter(writer: .standardError, name: path, totalFrames: source.expectedFrames,
                                                 sampleRate: source.sampleRate)
                 if !json && index > 0 { try out.write(line: "") }

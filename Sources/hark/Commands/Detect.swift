@@ -9,7 +9,8 @@ struct Detect: ParsableCommand {
         abstract: "Find watermarks in audio files and print their payloads.",
         discussion: """
         Prints each payload when it is verified (CRC and score above the false-detection \
-        threshold), with the time into the file at which that happened. With --json, one \
+        threshold), with the time into the file at which that happened. With --catalogue, \
+        only those payloads are looked for, which hears weaker or shorter marks. With --json, one \
         {"class":"detection",…} object per line (docs/protocol.md).
         """)
 
@@ -20,16 +21,18 @@ struct Detect: ParsableCommand {
     var json = false
 
     @OptionGroup var keys: KeyOptions
+    @OptionGroup var catalogue: CatalogueOptions
 
     func run() throws {
         let key = try keys.resolve()
+        let list = try catalogue.resolve()
         let out = LineWriter.standardOutput
         var failed = false
         for path in files {
             do {
                 let source = try SoundFileSource(path: path)
                 var count = 0
-                try WatermarkScan.run(source: source, key: key) { d in
+                try WatermarkScan.run(source: source, key: key, catalogue: list) { d in
                     count += 1
                     try out.write(line: json ? AnalysisEvent.detection(DetectionEvent(source: path, detection: d)).jsonLine
                                              : DetectionEvent.summary(path, d))

@@ -32,3 +32,47 @@ struct KeyOptions: ParsableArguments {
         return key.map(WatermarkKey.init(text:)) ?? .demo
     }
 }
+
+/// `--catalogue` / `--catalogue-file`: the payloads known to be on air, for the detecting commands.
+struct CatalogueOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("""
+        Report only these payloads (hex, comma-separated), at the lower threshold a short list \
+        allows (docs/watermark.md).
+        """, valueName: "hex,…"))
+    var catalogue: String?
+
+    @Option(help: ArgumentHelp("Read the catalogue from a file: payloads separated by commas, spaces or lines; # comments.", valueName: "path"))
+    var catalogueFile: String?
+
+    func validate() throws {
+        if catalogue != nil && catalogueFile != nil { throw ValidationError("give --catalogue or --catalogue-file, not both") }
+        if let text = catalogue { _ = try Self.parse(text, source: "--catalogue") }
+    }
+
+    /// The catalogue, nil when none was given; errors name the option or file.
+    func resolve() throws -> [WatermarkPayload]? {
+        if let text = catalogue { return try Self.parse(text, source: "--catalogue") }
+        guard let path = catalogueFile else { return nil }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "no such file"
+            Diagnostics.error("\(path): \(reason) (catalogue file)")
+            throw ExitCode.failure
+        }
+        do {
+            return try Self.parse(String(decoding: data, as: UTF8.self), source: path)
+        } catch let error as ValidationError {
+            Diagnostics.error(error.message)
+            throw ExitCode.failure
+        }
+    }
+
+    private static func parse(_ text: String, source: String) throws -> [WatermarkPayload] {
+        let list: [WatermarkPayload]
+        do { list = try WatermarkPayload.list(text) } catch { throw ValidationError("\(source): \(error)") }
+        guard !list.isEmpty else { throw ValidationError("\(source): the catalogue names no payload") }
+        guard list.count <= WatermarkDetector.maxCatalogue else {
+            throw ValidationError("\(source): \(list.count) payloads; a catalogue holds at most \(WatermarkDetector.maxCatalogue)")
+        }
+        return list
+    }
+}
