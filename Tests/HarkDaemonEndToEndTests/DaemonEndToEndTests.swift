@@ -111,6 +111,32 @@ final class UncheckedBox<T>: @unchecked Sendable {
         h.terminate()
     }
 
+    @Test func systemdSocketActivation() throws {
+        // As systemd does it: the listening socket is fd 3, LISTEN_FDS=1 and LISTEN_PID is harkd's
+        // own pid (set by a shell that then execs harkd, keeping its pid).
+        let h = try DaemonHarness()
+        let listener = try listeningSocket(at: h.socket)
+        defer { close(listener) }
+        let unused = h.dir + "/not-this.sock"
+        let harkd = builtExecutable("harkd").path
+        let shell = #"LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" "$@" 2>"$HARKD_LOG""#
+        var env = ProcessInfo.processInfo.environment
+        env["HARKD_LOG"] = h.log
+        let pid = try spawn("/bin/sh", ["-c", shell, harkd, "--alsa-config", h.dir + "/alsa.conf", "--socket", unused],
+                            environment: env, fd3: listener)
+        defer { kill(pid, SIGKILL); var st: Int32 = 0; waitpid(pid, &st, 0) }
+        let c = try HarkConnection(path: h.socket, timeout: 10)      // reads the version banner
+        #expect(c.banner["class"] as? String == "version" && c.banner["proto"] as? Int == 1)
+        #expect(try c.ask(["cmd": "status"], until: "status")?["state"] as? String == "idle")
+        #expect(!FileManager.default.fileExists(atPath: unused), "harkd bound its own socket too")
+        #expect(h.logText.contains("listening on the socket systemd passed (fd 3)"))
+        // SIGTERM: a clean exit that leaves the socket file to systemd, which owns it.
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        #expect(waitpid(pid, &status, 0) == pid && status == 0, "exit status \(status)")
+        #expect(FileManager.default.fileExists(atPath: h.socket))
+    }
+
     @Test func garbageAndOversizedLinesOverARealSocket() throws {
         let h = try DaemonHarness()
         try h.start()
@@ -175,4 +201,37 @@ final class UncheckedBox<T>: @unchecked Sendable {
         #expect(h.logText.contains("configuration reloaded"))
         h.stop()
     }
+}
+
+/// A Unix stream socket bound at `path` and listening, as systemd would make it.
+private func listeningSocket(at path: String) throws -> Int32 {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw POSIXError(.EIO) }
+    var addr = sockaddr_un()
+    addr.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+        let bytes = Array(path.utf8.prefix(raw.count - 1))
+        raw.copyBytes(from: bytes)
+        raw[bytes.count] = 0
+    }
+    let bound = withUnsafePointer(to: &addr) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    guard bound == 0, listen(fd, 16) == 0 else { close(fd); throw POSIXError(.EADDRINUSE) }
+    return fd
+}
+
+/// Starts `path` with `fd3` as the child's file descriptor 3 (Foundation's Process passes only 0–2).
+private func spawn(_ path: String, _ arguments: [String], environment: [String: String], fd3: Int32) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_adddup2(&actions, fd3, 3)
+    let argv = ([path] + arguments).map { strdup($0) } + [nil]
+    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer { (argv + envp).forEach { free($0) } }
+    var pid: pid_t = 0
+    let rc = posix_spawn(&pid, path, &actions, nil, argv, envp)
+    guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
+    return pid
 }
