@@ -34,11 +34,13 @@ final class SampleRing: @unchecked Sendable {
         defer { condition.unlock() }
         let space = ((storage.count - count) / granule) * granule
         let n = min(space, samples.count)
-        var tail = (head + count) % storage.count
-        for i in 0..<n {
-            storage[tail] = samples[i]
-            tail += 1
-            if tail == storage.count { tail = 0 }
+        let tail = (head + count) % storage.count
+        // At most two runs: to the end of the storage, then from its start.
+        let first = min(n, storage.count - tail)
+        storage.withUnsafeMutableBufferPointer { st in
+            guard let base = st.baseAddress, let src = samples.baseAddress, n > 0 else { return }
+            (base + tail).update(from: src, count: first)
+            base.update(from: src + first, count: n - first)
         }
         count += n
         accepted += n
@@ -90,11 +92,13 @@ final class SampleRing: @unchecked Sendable {
         var limit = min(count, out.count)
         if let next = marks.first { limit = min(limit, next.position - taken) }
         let n = (limit / granule) * granule
-        for i in 0..<n {
-            out[i] = storage[head]
-            head += 1
-            if head == storage.count { head = 0 }
+        let first = min(n, storage.count - head)
+        storage.withUnsafeBufferPointer { st in
+            guard let base = st.baseAddress, let dst = out.baseAddress, n > 0 else { return }
+            dst.update(from: base + head, count: first)
+            (dst + first).update(from: base, count: n - first)
         }
+        head = (head + n) % storage.count
         count -= n
         taken += n
         return (n, gap)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HarkEngine
+import HarkSoundFile
 
 /// `hark`: measure, generate and calibrate audio.
 @main
@@ -56,5 +57,25 @@ enum Diagnostics {
 
     static func progress(_ message: String) {
         try? LineWriter.standardError.write(line: "hark: \(message)")
+    }
+
+    /// Runs `body` on each file in turn. A file that fails gets one error line naming it and the
+    /// others still run; the command then exits 1. A closed stdout stops everything.
+    static func eachFile(_ files: [String], _ body: (_ index: Int, _ path: String) throws -> Void) throws {
+        var failed = false
+        for (index, path) in files.enumerated() {
+            do {
+                try body(index, path)
+            } catch let error as SoundFileError {
+                Self.error(error.description)
+                failed = true
+            } catch let closed as LineWriter.Closed {
+                throw closed
+            } catch {
+                Self.error("\(path): \(error)")
+                failed = true
+            }
+        }
+        if failed { throw ExitCode.failure }
     }
 }

@@ -51,9 +51,14 @@ public final class WatermarkDetector {
     /// whole SIMD vectors: `signVectors` vectors per entry, back to back.
     private let catalogueSigns: [SIMD16<Float>]
     private static let signVectors = (WatermarkFormat.symbolsPerCopy * WatermarkFormat.bitsPerSymbol + 15) / 16
-    /// Scratch for ``match(_:newest:)``: per-bit sums of one candidate, padded like the signs.
-    private var bitSums = [SIMD16<Float>](repeating: .zero, count: WatermarkDetector.signVectors)
-    private var pairSum = [Float](repeating: 0, count: WatermarkFormat.pairsPerSymbol)
+    /// Scratch, allocated once: one symbol's pair values summed over copies, and (for
+    /// ``match(_:newest:)``) a candidate's per-bit sums as SIMD vectors padded like the signs.
+    private let pairSum = UnsafeMutablePointer<Float>.allocate(capacity: WatermarkFormat.pairsPerSymbol)
+    private let bitSums: UnsafeMutablePointer<SIMD16<Float>> = {
+        let p = UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: WatermarkDetector.signVectors)
+        p.initialize(repeating: .zero, count: WatermarkDetector.signVectors)
+        return p
+    }()
     /// By default a payload already reported is not reported again until it has been absent
     /// this long.
     public static let defaultRepeatInterval = 6.0
@@ -145,7 +150,11 @@ public final class WatermarkDetector {
             + catalogueSigns.count * MemoryLayout<SIMD16<Float>>.stride
     }
 
-    deinit { ring.deallocate() }
+    deinit {
+        ring.deallocate()
+        pairSum.deallocate()
+        bitSums.deallocate()
+    }
 
     /// The pair values of frame `frame` (which must still be in the ring).
     @inline(__always)
@@ -201,8 +210,6 @@ public final class WatermarkDetector {
         let pps = WatermarkFormat.pairsPerSymbol
         var candidates: [Candidate] = []
         candidates.reserveCapacity(Self.clockScales.count * Self.maxCopies * S)
-        let pairSum = UnsafeMutablePointer<Float>.allocate(capacity: pps)
-        defer { pairSum.deallocate() }
         let newest = frameCount
         for copies in 1...Self.maxCopies {
             let span = (copies * S - 1) * framesPerSymbol
@@ -314,7 +321,8 @@ public final class WatermarkDetector {
         let bps = WatermarkFormat.bitsPerSymbol
         let base = c.scale * Self.valuesPerScale
         var energy: Double = 0
-        var sums = [Float](repeating: 0, count: Self.signVectors * 16)
+        // The bit sums, written straight into the (zero-padded) SIMD vectors.
+        let sums = UnsafeMutableRawPointer(bitSums)
         for slot in 0..<S {
             for i in 0..<pps { pairSum[i] = 0 }
             for copy in 0..<c.copies {
@@ -324,22 +332,20 @@ public final class WatermarkDetector {
             for i in 0..<pps { energy += Double(pairSum[i] * pairSum[i]) }
             for position in 0..<bps {
                 let b = position * WatermarkFormat.pairsPerBit
-                sums[slot * bps + position] = pairSum[b] + pairSum[b + 1] + pairSum[b + 2]
+                sums.storeBytes(of: pairSum[b] + pairSum[b + 1] + pairSum[b + 2],
+                                toByteOffset: (slot * bps + position) * MemoryLayout<Float>.stride, as: Float.self)
             }
         }
         guard energy > 0, let catalogue else { return nil }
-        for v in 0..<Self.signVectors { bitSums[v] = SIMD16<Float>(sums[(v * 16)..<(v * 16 + 16)]) }
         // The best catalogue codeword: the largest Σ sign × bit sum (16 lanes at a time).
         var bestIndex = 0, bestNumerator = -Float.infinity
         catalogueSigns.withUnsafeBufferPointer { signs in
-            bitSums.withUnsafeBufferPointer { b in
-                let vectors = Self.signVectors
-                for i in 0..<catalogue.count {
-                    var acc = SIMD16<Float>.zero
-                    for v in 0..<vectors { acc += signs[i * vectors + v] * b[v] }
-                    let n = acc.sum()
-                    if n > bestNumerator { bestNumerator = n; bestIndex = i }
-                }
+            let vectors = Self.signVectors
+            for i in 0..<catalogue.count {
+                var acc = SIMD16<Float>.zero
+                for v in 0..<vectors { acc += signs[i * vectors + v] * bitSums[v] }
+                let n = acc.sum()
+                if n > bestNumerator { bestNumerator = n; bestIndex = i }
             }
         }
         let score = Double(bestNumerator) / energy.squareRoot()

@@ -125,28 +125,15 @@ public enum WatermarkBench {
             let path = try hosts.file(kind: kind, index: 99, seconds: d.falsePositives.minutesPerKind * 60, seed: d.seed &+ 500 &+ UInt64(k))
             let (y, rate) = try readMono(path)
             let detector = try WatermarkDetector(format: WatermarkFormat(key: WatermarkKey(text: "bench-unmarked")), sampleRate: rate)
-            var found: [WatermarkDetection] = []
-            var i = 0
-            while i < y.count {
-                let n = min(4096, y.count - i)
-                found += y[i..<(i + n)].withUnsafeBufferPointer { detector.process($0) }
-                i += n
-            }
+            let found = feed(detector, y[...])
             report.falseDetections += found.count
             report.unmarkedHighestScore = max(report.unmarkedHighestScore, detector.highestDecodedScore)
             if let size = d.falsePositives.catalogue {
                 let catalogue = Self.catalogue(size: size, containing: nil, seed: d.seed &+ UInt64(k))
                 let c = try WatermarkDetector(format: WatermarkFormat(key: WatermarkKey(text: "bench-unmarked")), sampleRate: rate,
                                               catalogue: catalogue)
-                var hits = 0
-                var j = 0
-                while j < y.count {
-                    let n = min(4096, y.count - j)
-                    hits += y[j..<(j + n)].withUnsafeBufferPointer { c.process($0) }.count
-                    j += n
-                }
                 report.catalogueSize = size
-                report.catalogueFalseDetections += hits
+                report.catalogueFalseDetections += feed(c, y[...]).count
                 report.catalogueHighestScore = max(report.catalogueHighestScore, c.highestDecodedScore)
             }
             report.unmarkedHours += Double(y.count) / rate / 3600
@@ -181,7 +168,11 @@ public enum WatermarkBench {
     }
 
     static func detect(_ y: ArraySlice<Float>, rate: Double, key: WatermarkKey, catalogue: [WatermarkPayload]? = nil) throws -> [WatermarkDetection] {
-        let detector = try WatermarkDetector(format: WatermarkFormat(key: key), sampleRate: rate, catalogue: catalogue)
+        feed(try WatermarkDetector(format: WatermarkFormat(key: key), sampleRate: rate, catalogue: catalogue), y)
+    }
+
+    /// Pushes `y` through `detector` in 4096-sample blocks, as a capture would.
+    static func feed(_ detector: WatermarkDetector, _ y: ArraySlice<Float>) -> [WatermarkDetection] {
         var found: [WatermarkDetection] = []
         var i = y.startIndex
         while i < y.endIndex {

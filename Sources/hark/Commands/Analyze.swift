@@ -50,32 +50,20 @@ struct Analyze: ParsableCommand {
         let sink: EventSink = json ? JSONLinesSink(writer: out) : SummarySink(writer: out)
         let list = try catalogue.resolve()
         let key = watermark || keys.key != nil || keys.keyFile != nil || list != nil ? try keys.resolve() : nil
-        var failed = false
-        for (index, path) in files.enumerated() {
-            do {
-                let source = try SoundFileSource(path: path)
-                let analysis = try LevelAnalysis(
-                    source: source,
-                    options: AnalysisOptions(interval: json ? interval : nil, calibration: calibration, channel: channel,
-                                             watermarkKey: key, watermarkCatalogue: list))
-                let progress = ProgressReporter(writer: .standardError, name: path, totalFrames: source.expectedFrames,
-                                                sampleRate: source.sampleRate)
-                if !json && index > 0 { try out.write(line: "") }
-                let report = try analysis.run(emit: { event in
-                    if case .report = event { progress.finish() }
-                    try sink.receive(event)
-                }, progress: progress.update)
-                report.warnings.forEach(Diagnostics.warning)
-            } catch let error as SoundFileError {
-                Diagnostics.error(error.description)
-                failed = true
-            } catch let closed as LineWriter.Closed {
-                throw closed
-            } catch {
-                Diagnostics.error("\(path): \(error)")
-                failed = true
-            }
+        try Diagnostics.eachFile(files) { index, path in
+            let source = try SoundFileSource(path: path)
+            let analysis = try LevelAnalysis(
+                source: source,
+                options: AnalysisOptions(interval: json ? interval : nil, calibration: calibration, channel: channel,
+                                         watermarkKey: key, watermarkCatalogue: list))
+            let progress = ProgressReporter(writer: .standardError, name: path, totalFrames: source.expectedFrames,
+                                            sampleRate: source.sampleRate)
+            if !json && index > 0 { try out.write(line: "") }
+            let report = try analysis.run(emit: { event in
+                if case .report = event { progress.finish() }
+                try sink.receive(event)
+            }, progress: progress.update)
+            report.warnings.forEach(Diagnostics.warning)
         }
-        if failed { throw ExitCode.failure }
     }
 }

@@ -27,28 +27,16 @@ struct Detect: ParsableCommand {
         let key = try keys.resolve()
         let list = try catalogue.resolve()
         let out = LineWriter.standardOutput
-        var failed = false
-        for path in files {
-            do {
-                let source = try SoundFileSource(path: path)
-                var count = 0
-                try WatermarkScan.run(source: source, key: key, catalogue: list) { d in
-                    count += 1
-                    try out.write(line: json ? AnalysisEvent.detection(DetectionEvent(source: path, detection: d)).jsonLine
-                                             : DetectionEvent.summary(path, d))
-                }
-                source.warnings.forEach(Diagnostics.warning)
-                if !json && count == 0 { try out.write(line: "\(path): no watermark found") }
-            } catch let error as SoundFileError {
-                Diagnostics.error(error.description)
-                failed = true
-            } catch let closed as LineWriter.Closed {
-                throw closed
-            } catch {
-                Diagnostics.error("\(path): \(error)")
-                failed = true
+        try Diagnostics.eachFile(files) { _, path in
+            let source = try SoundFileSource(path: path)
+            var count = 0
+            try WatermarkScan.run(source: source, key: key, catalogue: list) { d in
+                count += 1
+                try out.write(line: json ? AnalysisEvent.detection(DetectionEvent(source: path, detection: d)).jsonLine
+                                         : DetectionEvent.summary(path, d))
             }
+            source.warnings.forEach(Diagnostics.warning)
+            if !json && count == 0 { try out.write(line: "\(path): no watermark found") }
         }
-        if failed { throw ExitCode.failure }
     }
 }
