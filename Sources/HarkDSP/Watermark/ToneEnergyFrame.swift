@@ -1,13 +1,16 @@
 import Foundation
 
-/// Normalised energy of narrow tones in one power spectrum: the energy of the three bins
-/// around a frequency over three times the local noise floor, capped.
+/// Normalised energy of narrow tones in one power spectrum: the power of the bin nearest a
+/// frequency over the local noise floor, capped.
 ///
-/// The floor is the median power over ±60 Hz, computed on blocks of 16 bins and interpolated
-/// between block centres (a median around every tone would cost 50 times more). The cap keeps a
-/// host partial that happens to sit on a tone from outweighing everything else.
+/// One bin, not the sum of its neighbours: the spectra are a whole symbol long, so a tone's
+/// power sits in its nearest bin even when a clock offset moves it by a third of a bin, and the
+/// neighbours would only add noise. The floor is the median power over ±60 Hz, computed on
+/// blocks of 16 bins and interpolated between block centres (a median around every tone would
+/// cost 50 times more). The cap keeps a host partial that happens to sit on a tone from
+/// outweighing everything else.
 struct ToneEnergyFrame {
-    static let cap: Float = 4
+    static let cap: Float = 6
     static let floorHalfWidth = 60.0
     static let blockBins = 16
 
@@ -30,18 +33,25 @@ struct ToneEnergyFrame {
     mutating func load(_ spectrum: UnsafeMutableBufferPointer<SIMD2<Float>>) {
         let top = min(lastBin, spectrum.count - 1)
         if power.count != spectrum.count { power = [Float](repeating: 0, count: spectrum.count) }
-        for k in firstBin...top {
-            let v = spectrum[k]
-            power[k] = v.x * v.x + v.y * v.y
-        }
         let blocks = (top - firstBin) / Self.blockBins + 1
         if blockFloor.count != blocks { blockFloor = [Float](repeating: 0, count: blocks) }
-        for b in 0..<blocks {
-            let centre = firstBin + b * Self.blockBins + Self.blockBins / 2
-            let lo = max(firstBin, centre - halfWidthBins), hi = min(top, centre + halfWidthBins)
-            scratch.removeAll(keepingCapacity: true)
-            for k in lo...hi { scratch.append(power[k]) }
-            blockFloor[b] = Self.median(&scratch)
+        let (first, half) = (firstBin, halfWidthBins)
+        power.withUnsafeMutableBufferPointer { pw in
+            for k in first...top {
+                let v = spectrum[k]
+                pw[k] = v.x * v.x + v.y * v.y
+            }
+            blockFloor.withUnsafeMutableBufferPointer { floors in
+                for b in 0..<blocks {
+                    let centre = first + b * Self.blockBins + Self.blockBins / 2
+                    let lo = max(first, centre - half), hi = min(top, centre + half)
+                    // Every other bin: neighbours of a Hann-windowed spectrum are correlated, so
+                    // this halves the work and leaves the median almost unchanged.
+                    scratch.removeAll(keepingCapacity: true)
+                    for k in stride(from: lo, through: hi, by: 2) { scratch.append(pw[k]) }
+                    floors[b] = Self.median(&scratch)
+                }
+            }
         }
     }
 
@@ -84,7 +94,7 @@ struct ToneEnergyFrame {
     /// Precomputes the lookup for a tone at `frequency` Hz (the spectra's layout never changes).
     func probe(at frequency: Double, spectrumBins: Int) -> Probe {
         let k = Int((frequency / binWidth).rounded())
-        guard k - 1 >= firstBin, k + 1 < spectrumBins else { return Probe(bin: -1, block: 0, next: 0, frac: 0) }
+        guard k >= firstBin, k < spectrumBins else { return Probe(bin: -1, block: 0, next: 0, frac: 0) }
         let blocks = (min(lastBin, spectrumBins - 1) - firstBin) / Self.blockBins + 1
         let position = Double(k - firstBin - Self.blockBins / 2) / Double(Self.blockBins)
         let i = max(0, min(blocks - 1, Int(position.rounded(.down))))
@@ -99,9 +109,9 @@ struct ToneEnergyFrame {
         guard k >= 0 else { return 0 }
         return power.withUnsafeBufferPointer { pw in
             blockFloor.withUnsafeBufferPointer { bf in
-                let e = pw[k - 1] + pw[k] + pw[k + 1]
+                let e = pw[k]
                 let a = bf[Int(p.block)], b = bf[Int(p.next)]
-                let f = 3 * (a + (b - a) * p.frac)
+                let f = a + (b - a) * p.frac
                 if f <= 0 { return e > 0 ? Self.cap : 0 }
                 return min(e / f, Self.cap)
             }

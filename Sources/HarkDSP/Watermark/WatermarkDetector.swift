@@ -3,8 +3,8 @@ import HarkFFT
 
 /// Finds Hark watermarks in a stream of mono samples pushed in blocks of any size.
 ///
-/// Every 50 ms it analyses the last 0.32 s (a 3 Hz-resolution spectrum), measures the energy
-/// of every candidate tone against its local noise floor, and keeps the tone-pair differences
+/// Every 50 ms it analyses the last 0.4 s, one symbol's length (a 2.5 Hz-resolution spectrum),
+/// measures the power of every candidate tone against its local noise floor, and keeps the tone-pair differences
 /// (side 1 − side 0) of recent frames. It then tries each alignment ending now: 1 to 4 copies of
 /// the payload, each of the 6 rotations of the symbol order, and clock-scale hypotheses
 /// covering ±0.2 %. The most promising candidates are decoded (Viterbi, CRC-16); a decoded
@@ -18,7 +18,9 @@ import HarkFFT
 ///
 /// Memory is constant (about 3 MB at 48 kHz, plus 432 bytes per catalogue entry). Not thread-safe.
 public final class WatermarkDetector {
-    public static let frameDuration = 0.32
+    /// One symbol: a frame that spans a whole symbol catches all of a tone's energy (a 0.32 s
+    /// frame caught less and read 13 % lower scores on the bench's rooms and 35 % on noise hosts).
+    public static let frameDuration = WatermarkFormat.symbolDuration
     public static let hopDuration = 0.05
     public static let maxCopies = 4
     /// Clock-offset hypotheses, as 1 + offset.
@@ -109,11 +111,12 @@ public final class WatermarkDetector {
         self.format = format
         self.sampleRate = sampleRate
         self.repeatInterval = repeatInterval
-        let length = Int((Self.frameDuration * sampleRate).rounded())
+        // An even length, transformed without zero padding: at 48 kHz the bins fall on the 20 Hz
+        // grid (every 8th bin), and FFTW is as quick for 2^a·3^b·5^c as for a power of two.
+        let length = Int((Self.frameDuration * sampleRate / 2).rounded()) * 2
         frameLength = length
         hopLength = Int((Self.hopDuration * sampleRate).rounded())
-        var size = 1024
-        while size < length { size *= 2 }
+        let size = length
         fft = try RealFFT(size: size)
         window = (0..<length).map { Float(0.5 - 0.5 * cos(2 * Double.pi * (Double($0) + 0.5) / Double(length))) }
         let maxScale = Self.clockScales.max()!, minScale = Self.clockScales.min()!
@@ -358,7 +361,7 @@ public final class WatermarkDetector {
         let S = WatermarkFormat.symbolsPerCopy
         let end = Double(newest * hopLength + frameLength) / sampleRate
         // The window's first symbol is slot `rotation` of a copy that began `rotation` symbols
-        // earlier; each frame starts 0.04 s into its symbol.
+        // earlier; a frame centred on its symbol starts (symbol − frame) / 2 into it.
         let firstFrame = newest - (c.copies * S - 1) * framesPerSymbol
         let start = Double(firstFrame * hopLength) / sampleRate - (WatermarkFormat.symbolDuration - Self.frameDuration) / 2
             - Double(c.rotation) * WatermarkFormat.symbolDuration
