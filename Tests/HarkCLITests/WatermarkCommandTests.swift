@@ -16,7 +16,11 @@ import Testing
         let marked = dir.file("marked.wav")
         let embed = try Hark.run(["embed", host, marked, "--payload", "1A2B3C4D"])
         #expect(embed.status == 0, "\(embed.stderr)")
-        #expect(embed.stdout.contains("payload 1a2b3c4d") && embed.stdout.contains("-20.0 dB re host overall"))
+        #expect(embed.stdout.contains("payload 1a2b3c4d"))
+        // −20 dB overall unless a 1/3-octave band reaches its 3 dB margin first (this host has
+        // little above 4 kHz, where the tones are densest, so the margin decides).
+        let figures = (embed.stdout.components(separatedBy: "watermark ").last ?? "").split(separator: " ").compactMap { Double($0) }
+        #expect(figures.count >= 2 && figures[0] <= -20.0 && figures[1] <= -3.0, "\(embed.stdout)")
         let detect = try Hark.run(["detect", "--json", marked])
         #expect(detect.status == 0, "\(detect.stderr)")
         let first = try #require(detect.jsonObjects.first ?? nil)
@@ -54,12 +58,12 @@ import Testing
     }
 
     @Test func catalogueHearsWeakerMarksAndOnlyItsOwn() throws {
-        // 5 s of pink noise marked 2 dB under the default strength: too weak to decode openly,
+        // 5 s of pink noise marked 4.5 dB under the default strength: too weak to decode openly,
         // enough against a catalogue that names it (threshold 7.88 for two payloads, not 10.25).
         let host = dir.file("pink.wav")
         #expect(try Hark.run(["generate", "pink", host, "--duration", "5", "--seed", "3"]).status == 0)
         let marked = dir.file("weak.wav")
-        #expect(try Hark.run(["embed", host, marked, "--payload", "cafe0003", "--strength", "-22"]).status == 0)
+        #expect(try Hark.run(["embed", host, marked, "--payload", "cafe0003", "--strength", "-24.5"]).status == 0)
         #expect(try Hark.run(["detect", "--json", marked]).stdout.isEmpty)
         let run = try Hark.run(["detect", "--json", "--catalogue", "c0ffee42,cafe0003", marked])
         #expect(run.status == 0, "\(run.stderr)")

@@ -68,7 +68,10 @@ import Testing
             let all = slot.flatMap { $0.flatMap { $0 } }.sorted()
             #expect(all.count == 108)
             #expect(all.first! >= 300 && all.last! < 6000)
-            for (x, y) in zip(all, all.dropFirst()) { #expect(y - x >= 40 - 1e-9) }
+            // Never neighbouring grid points, so at least 20 Hz (8 detector bins) apart.
+            let index = all.map { WatermarkFormat.grid.firstIndex(of: $0)! }
+            for (x, y) in zip(index, index.dropFirst()) { #expect(y - x >= 2) }
+            for (x, y) in zip(all, all.dropFirst()) { #expect(y - x >= 20 - 1e-9) }
         }
     }
 

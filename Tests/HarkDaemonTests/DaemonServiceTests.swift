@@ -40,7 +40,7 @@ private func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) a
             // The service starts on the cooperative pool, which other tests may keep busy for
             // a while: be patient.
             var client: HarkConnection?
-            let deadline = Date(timeIntervalSinceNow: 60)
+            let deadline = Date(timeIntervalSinceNow: 120)
             while client == nil && Date() < deadline {
                 client = try? HarkConnection(path: socket, timeout: 5)
                 if client == nil { Thread.sleep(forTimeInterval: 0.05) }

@@ -111,8 +111,9 @@ public final class WatermarkDetector {
         self.format = format
         self.sampleRate = sampleRate
         self.repeatInterval = repeatInterval
-        // An even length, transformed without zero padding: at 48 kHz the bins fall on the 20 Hz
-        // grid (every 8th bin), and FFTW is as quick for 2^a·3^b·5^c as for a power of two.
+        // An even length, transformed without zero padding: 2.5 Hz bins, so every point of the
+        // 10 Hz grid falls on a bin (at 44.1 and 48 kHz exactly), and FFTW is nearly as quick for
+        // 2^a·3^b·5^c·7^d as for a power of two.
         let length = Int((Self.frameDuration * sampleRate / 2).rounded()) * 2
         frameLength = length
         hopLength = Int((Self.hopDuration * sampleRate).rounded())

@@ -67,11 +67,10 @@ public final class WatermarkEmbedder {
         let windowEnergy = window.reduce(0.0) { $0 + Double($1 * $1) }
         // Mean square of the band-limited host from one-sided bins: 2 Σ|X|² / (N Σw²).
         bandScale = 2 / (Double(size) * windowEnergy)
-        grid = Array(stride(from: WatermarkFormat.lowestFrequency, to: WatermarkFormat.highestFrequency,
-                            by: WatermarkFormat.gridSpacing))
+        grid = WatermarkFormat.grid
         let binWidth = sampleRate / Double(size)
         bandBins = grid.map { f in
-            let bw = 25 + 75 * pow(1 + 1.4 * pow(f / 1000, 2), 0.69)   // Zwicker's critical bandwidth
+            let bw = WatermarkFormat.criticalBandwidth(f)
             return (max(1, Int(((f - bw / 2) / binWidth).rounded())), min(size / 2, Int(((f + bw / 2) / binWidth).rounded())))
         }
         symbolBits = format.symbolBits(for: payload)
@@ -84,7 +83,7 @@ public final class WatermarkEmbedder {
                     let freq = format.frequency[slot][position][pair][side]
                     f.append(freq)
                     p.append(format.phase[slot][position][pair][side])
-                    g.append(Int(((freq - WatermarkFormat.lowestFrequency) / WatermarkFormat.gridSpacing).rounded()))
+                    g.append(WatermarkFormat.grid.firstIndex(of: freq)!)
                 }
             }
             ag.append(g); af.append(f); ap.append(p)

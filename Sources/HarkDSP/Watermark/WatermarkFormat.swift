@@ -8,7 +8,8 @@ import Foundation
 ///   the start of the next, which the detector reassembles).
 /// - Each **symbol** carries 18 coded bits. Each coded bit owns 3 **tone pairs**; for each pair
 ///   the embedder plays the tone of side "1" or side "0". The 108 candidate frequencies of a
-///   symbol are drawn by the key from a 20 Hz grid over 300 Hz – 6 kHz, at least 40 Hz apart.
+///   symbol are drawn by the key from a grid over 300 Hz – 6 kHz that is densest where critical
+///   bands are widest (``grid``), never from neighbouring grid points.
 /// - The payload (32 bits) plus a CRC-16 and a 6-bit tail is convolutionally coded (rate 1/2,
 ///   K = 7) into 108 coded bits, placed on the 6 × 18 symbol positions by a keyed permutation.
 public struct WatermarkFormat: Sendable {
@@ -19,7 +20,41 @@ public struct WatermarkFormat: Sendable {
     public static let pairsPerBit = 3
     public static let lowestFrequency = 300.0
     public static let highestFrequency = 6000.0
-    public static let gridSpacing = 20.0
+    /// Grid points are rounded to multiples of this (at 48 kHz every one falls on a detector bin).
+    public static let gridResolution = 10.0
+    /// Number of grid points.
+    static let gridSize = 285
+    /// Zwicker's critical bandwidth at `f` Hz.
+    static func criticalBandwidth(_ f: Double) -> Double { 25 + 75 * pow(1 + 1.4 * pow(f / 1000, 2), 0.69) }
+    /// The frequencies tones may take: 300 Hz to 6 kHz, as dense as the critical bandwidth is
+    /// wide (70 Hz apart near 1 kHz, 30 Hz near 3 kHz, 10 Hz above 4.5 kHz).
+    ///
+    /// A tone's level follows its critical band, and its power over the detector's floor grows
+    /// with that band's width in bins: a tone at 5 kHz stands 9 dB higher than one at 500 Hz
+    /// and costs less of the −20 dB budget, which goes where the host has its power. On the
+    /// bench's living room (SNR 10 dB, 6 s) a grid uniform in Hz found 29 % of the marks, this
+    /// one 59 %, one uniform on the Bark scale 9 % (docs/watermark.md).
+    public static let grid: [Double] = {
+        // Cumulative density on a 1 Hz lattice, cut into equal steps, rounded to the resolution.
+        var cumulative: [Double] = [0]
+        var f = lowestFrequency
+        while f < highestFrequency {
+            cumulative.append(cumulative[cumulative.count - 1] + criticalBandwidth(f))
+            f += 1
+        }
+        var points: [Double] = []
+        for i in 0..<gridSize {
+            let target = cumulative[cumulative.count - 1] * Double(i) / Double(gridSize)
+            var lo = 0, hi = cumulative.count - 1
+            while lo < hi {
+                let m = (lo + hi) / 2
+                if cumulative[m] < target { lo = m + 1 } else { hi = m }
+            }
+            let q = ((lowestFrequency + Double(lo)) / gridResolution).rounded() * gridResolution
+            if points.last.map({ q > $0 }) ?? true { points.append(q) }
+        }
+        return points
+    }()
     /// Candidate frequencies of one symbol are at least this many grid steps apart.
     static let minimumSeparation = 2
     /// Each symbol's tones ramp up and down over this long (raised cosine).
@@ -38,7 +73,7 @@ public struct WatermarkFormat: Sendable {
 
     public init(key: WatermarkKey) {
         self.key = key
-        let grid = Array(stride(from: Self.lowestFrequency, to: Self.highestFrequency, by: Self.gridSpacing))
+        let grid = Self.grid
         var frequency: [[[[Double]]]] = []
         var phase: [[[[Double]]]] = []
         for slot in 0..<Self.symbolsPerCopy {
