@@ -27,6 +27,13 @@ public struct BabbleNoiseGenerator: SignalGenerator {
     ///   - talkers: number of simultaneous voices (6 for babble, 30 for a crowd).
     ///   - bed: pink-noise bed level re the voices (0 for none).
     public init(talkers count: Int, rms: Double, sampleRate: Double, seed: UInt64, bed: Double = 0) {
+        // Each voice: pink (−3 dB/oct) through a 500 Hz one-pole (−6 dB/oct above) ≈ speech;
+        // on about 60 % of the time. Scale measured once: see `measureRMS`.
+        self.init(talkers: count, sampleRate: sampleRate, seed: seed, bed: bed,
+                  scale: rms / Self.measureRMS(talkers: count, sampleRate: sampleRate, bed: bed))
+    }
+
+    private init(talkers count: Int, sampleRate: Double, seed: UInt64, bed: Double, scale: Double) {
         rng = SplitMix64(seed: seed)
         self.sampleRate = sampleRate
         talkers = (0..<count).map { _ in
@@ -38,9 +45,7 @@ public struct BabbleNoiseGenerator: SignalGenerator {
         bedFilter = PinkingFilter(sampleRate: sampleRate)
         alpha = exp(-2 * Double.pi * 500 / sampleRate)      // one-pole low-pass at 500 Hz on top of pink
         smoothing = exp(-1 / (0.015 * sampleRate))           // 15 ms syllable edges
-        // Each voice: pink (−3 dB/oct) through a 500 Hz one-pole (−6 dB/oct above) ≈ speech;
-        // on about 60 % of the time. Scale measured once: see `calibrate`.
-        scale = rms / Self.measureRMS(talkers: count, sampleRate: sampleRate, bed: bed)
+        self.scale = scale
     }
 
     public mutating func render(into out: UnsafeMutableBufferPointer<Float>) {
@@ -86,25 +91,10 @@ public struct BabbleNoiseGenerator: SignalGenerator {
     }
 
     private static func measureRMS(talkers: Int, sampleRate: Double, bed: Double) -> Double {
-        var probe = BabbleNoiseGenerator(unscaledTalkers: talkers, sampleRate: sampleRate, bed: bed)
+        var probe = BabbleNoiseGenerator(talkers: talkers, sampleRate: sampleRate, seed: 0x5EED, bed: bed, scale: 1)
         var sum = 0.0
         let n = Int(sampleRate * 4)
         for _ in 0..<n { let v = probe.next(); sum += v * v }
         return max((sum / Double(n)).squareRoot(), 1e-12)
-    }
-
-    private init(unscaledTalkers count: Int, sampleRate: Double, bed: Double) {
-        rng = SplitMix64(seed: 0x5EED)
-        self.sampleRate = sampleRate
-        talkers = (0..<count).map { _ in
-            var t = Talker()
-            t.pinkish = PinkingFilter(sampleRate: sampleRate)
-            return t
-        }
-        self.bed = bed
-        bedFilter = PinkingFilter(sampleRate: sampleRate)
-        alpha = exp(-2 * Double.pi * 500 / sampleRate)
-        smoothing = exp(-1 / (0.015 * sampleRate))
-        scale = 1
     }
 }

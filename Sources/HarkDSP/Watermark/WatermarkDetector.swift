@@ -192,7 +192,6 @@ public final class WatermarkDetector {
         samples.withUnsafeBufferPointer { s in
             for i in 0..<frameLength { input[i] = s[offset + i] * window[i] }
         }
-        for i in frameLength..<fft.size { input[i] = 0 }
         fft.forward()
         tones.load(fft.spectrum)
         let out = row(frameCount)

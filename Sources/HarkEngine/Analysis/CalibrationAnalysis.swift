@@ -56,19 +56,14 @@ public enum CalibrationAnalysis {
     public static func measure(source: AudioSource, reference: Double, frequency: Double = 1000,
                                channel: Int? = nil) throws -> CalibrationResult {
         let rate = Double(source.sampleRate)
-        var mixer = ChannelMixer(channels: source.channels, selection: channel.map { .channel($0 - 1) } ?? .average)
         if let c = channel, !(1...source.channels).contains(c) {
             throw SoundFileError.channelOutOfRange(path: source.name, channel: c, channels: source.channels)
         }
+        var blocks = MonoBlockReader(source, selection: channel.map { .channel($0 - 1) } ?? .average)
         // Read everything once to know where the steady part ends; calibrator recordings are short.
         var samples: [Float] = []
-        var interleaved = [Float](repeating: 0, count: 4096 * source.channels)
-        var mono = [Float](repeating: 0, count: 4096)
-        while true {
-            let n = try interleaved.withUnsafeMutableBufferPointer { try source.read(into: $0) }
-            if n == 0 { break }
-            interleaved.withUnsafeBufferPointer { i in mono.withUnsafeMutableBufferPointer { mixer.mix(i, frames: n, into: $0) } }
-            samples += mono[0..<n]
+        while case let mono = try blocks.next(), !mono.isEmpty {
+            samples += mono
             if Double(samples.count) > rate * Self.maximumSeconds { break }
         }
         let trim = Int(Self.trim * rate)

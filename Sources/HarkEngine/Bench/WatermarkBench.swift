@@ -145,16 +145,9 @@ public enum WatermarkBench {
 
     static func readMono(_ path: String) throws -> ([Float], Double) {
         let reader = try SoundFileReader(path: path)
-        var mixer = ChannelMixer(channels: reader.channels)
-        var interleaved = [Float](repeating: 0, count: 4096 * reader.channels)
-        var mono = [Float](repeating: 0, count: 4096)
+        var blocks = MonoBlockReader(reader)
         var out: [Float] = []
-        while true {
-            let n = try interleaved.withUnsafeMutableBufferPointer { try reader.read(into: $0) }
-            if n == 0 { break }
-            interleaved.withUnsafeBufferPointer { i in mono.withUnsafeMutableBufferPointer { mixer.mix(i, frames: n, into: $0) } }
-            out += mono[0..<n]
-        }
+        while case let mono = try blocks.next(), !mono.isEmpty { out += mono }
         return (out, Double(reader.sampleRate))
     }
 

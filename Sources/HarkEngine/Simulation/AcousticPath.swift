@@ -120,7 +120,7 @@ public enum Simulation {
     private static func stream(_ input: String, _ path: AcousticPath, noiseRMS: Double?, writer: SoundFileWriter?) throws -> Double {
         let reader = try SoundFileReader(path: input)
         let fs = Double(reader.sampleRate)
-        var mixer = ChannelMixer(channels: reader.channels)
+        var blocks = MonoBlockReader(reader)
         var speaker = path.speaker.map { BiquadCascade.bandPass(low: $0.lowerBound, high: $0.upperBound, sampleRate: fs) }
         var mic = path.mic.map { BiquadCascade.bandPass(low: $0.lowerBound, high: $0.upperBound, sampleRate: fs) }
         let room = try path.rt60.map {
@@ -132,8 +132,6 @@ public enum Simulation {
         let resampleRatio = outRate / fs * (1 + path.driftPPM * 1e-6)
         let resampler = abs(resampleRatio - 1) > 1e-12 ? Resampler(from: 1, to: resampleRatio) : nil
         let gain = Float(pow(10, path.gain / 20))
-        var interleaved = [Float](repeating: 0, count: 4096 * reader.channels)
-        var mono = [Float](repeating: 0, count: 4096)
         var energy = 0.0, count = 0
         func finishBlock(_ block: inout [Float]) throws {
             if noise != nil { try noise!.add(into: &block) }
@@ -147,11 +145,8 @@ public enum Simulation {
             }
             try out.withUnsafeBufferPointer { try writer?.write($0) }
         }
-        while true {
-            let n = try interleaved.withUnsafeMutableBufferPointer { try reader.read(into: $0) }
-            if n == 0 { break }
-            interleaved.withUnsafeBufferPointer { i in mono.withUnsafeMutableBufferPointer { mixer.mix(i, frames: n, into: $0) } }
-            var block = Array(mono[0..<n])
+        while case let mono = try blocks.next(), !mono.isEmpty {
+            var block = Array(mono)
             if speaker != nil { block.withUnsafeMutableBufferPointer { speaker!.process($0) } }
             if let room {
                 var convolved: [Float] = []
@@ -217,16 +212,10 @@ struct NoiseSource {
         case .file(let path):
             // Noise recordings for benches are short; read one whole, at this rate, and loop it.
             let reader = try SoundFileReader(path: path)
-            var mixer = ChannelMixer(channels: reader.channels)
-            var interleaved = [Float](repeating: 0, count: 4096 * reader.channels)
-            var mono = [Float](repeating: 0, count: 4096)
+            var blocks = MonoBlockReader(reader)
             let resampler = reader.sampleRate == Int(fs) ? nil : Resampler(from: Double(reader.sampleRate), to: fs)
-            while true {
-                let n = try interleaved.withUnsafeMutableBufferPointer { try reader.read(into: $0) }
-                if n == 0 { break }
-                interleaved.withUnsafeBufferPointer { i in mono.withUnsafeMutableBufferPointer { mixer.mix(i, frames: n, into: $0) } }
-                if let r = resampler { mono.withUnsafeBufferPointer { r.process(UnsafeBufferPointer(rebasing: $0[0..<n]), into: &file) } }
-                else { file += mono[0..<n] }
+            while case let mono = try blocks.next(), !mono.isEmpty {
+                if let r = resampler { mono.withUnsafeBufferPointer { r.process($0, into: &file) } } else { file += mono }
             }
             let ms = file.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(file.count, 1))
             guard ms > 0 else { throw SimulationError.silentProgramme(path) }

@@ -112,10 +112,7 @@ public enum Embedding {
         let embedder = try WatermarkEmbedder(format: format, payload: options.payload, sampleRate: rate, level: level)
         let hostBands = try ThirdOctaveBands(sampleRate: rate)
         let markBands = try ThirdOctaveBands(sampleRate: rate)
-        var mixer = ChannelMixer(channels: channels)
-        let block = 4096
-        var interleaved = [Float](repeating: 0, count: block * channels)
-        var mono = [Float](repeating: 0, count: block)
+        var blocks = MonoBlockReader(reader)
         var mark: [Float] = []
         // The host waits `latency` samples for its watermark.
         var delayed: [Float] = []
@@ -151,13 +148,11 @@ public enum Embedding {
             mark.removeFirst(count)
             delayed.removeFirst(count * channels)
         }
-        while true {
-            let n = try interleaved.withUnsafeMutableBufferPointer { try reader.read(into: $0) }
-            if n == 0 { break }
+        while case let mono = try blocks.next(), !mono.isEmpty {
+            let n = mono.count
             total += n
-            interleaved.withUnsafeBufferPointer { i in mono.withUnsafeMutableBufferPointer { mixer.mix(i, frames: n, into: $0) } }
-            delayed.append(contentsOf: interleaved[0..<(n * channels)])
-            mono.withUnsafeBufferPointer { embedder.process(UnsafeBufferPointer(rebasing: $0[0..<n]), into: &mark) }
+            delayed.append(contentsOf: blocks.interleaved[0..<(n * channels)])
+            mono.withUnsafeBufferPointer { embedder.process($0, into: &mark) }
             try emit(min(mark.count, delayed.count / channels))
         }
         embedder.finish(into: &mark)

@@ -8,16 +8,9 @@ public enum WatermarkScan {
                            emit: (WatermarkDetection) throws -> Void) throws {
         let detector = try WatermarkDetector(format: WatermarkFormat(key: key), sampleRate: Double(source.sampleRate),
                                              catalogue: catalogue)
-        var mixer = ChannelMixer(channels: source.channels)
-        var interleaved = [Float](repeating: 0, count: 4096 * source.channels)
-        var mono = [Float](repeating: 0, count: 4096)
-        while true {
-            let n = try interleaved.withUnsafeMutableBufferPointer { try source.read(into: $0) }
-            if n == 0 { break }
-            interleaved.withUnsafeBufferPointer { i in mono.withUnsafeMutableBufferPointer { mixer.mix(i, frames: n, into: $0) } }
-            for d in mono.withUnsafeBufferPointer({ detector.process(UnsafeBufferPointer(rebasing: $0[0..<n])) }) {
-                try emit(d)
-            }
+        var blocks = MonoBlockReader(source)
+        while case let mono = try blocks.next(), !mono.isEmpty {
+            for d in mono.withUnsafeBufferPointer({ detector.process($0) }) { try emit(d) }
         }
     }
 }
