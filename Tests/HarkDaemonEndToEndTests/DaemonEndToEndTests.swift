@@ -129,6 +129,10 @@ final class UncheckedBox<T>: @unchecked Sendable {
         #expect(c.banner["class"] as? String == "version" && c.banner["proto"] as? Int == 1)
         #expect(try c.ask(["cmd": "status"], until: "status")?["state"] as? String == "idle")
         #expect(!FileManager.default.fileExists(atPath: unused), "harkd bound its own socket too")
+        // The pending connection is served as soon as the socket is registered, which can be
+        // before harkd's log line about it is written.
+        let logged = Date(timeIntervalSinceNow: 5)
+        while !h.logText.contains("systemd passed") && Date() < logged { Thread.sleep(forTimeInterval: 0.05) }
         #expect(h.logText.contains("listening on the socket systemd passed (fd 3)"))
         // SIGTERM: a clean exit that leaves the socket file to systemd, which owns it.
         kill(pid, SIGTERM)
