@@ -20,6 +20,9 @@ public final class WatermarkEmbedder {
     public let sampleRate: Double
     /// Tone amplitude relative to the RMS of the host in the tone's critical band.
     public let level: Double
+    /// A further gain per point of ``WatermarkFormat/grid`` (all 1 unless the caller lowers the
+    /// tones of some bands, as `hark embed` does where a band would come too close to the host).
+    public let gridGains: [Double]
     /// How many host samples ahead of the watermark the embedder must see.
     public let latency: Int
 
@@ -49,14 +52,17 @@ public final class WatermarkEmbedder {
     /// - Parameters:
     ///   - level: tone amplitude re the host's critical-band RMS (linear); `hark embed` sets it
     ///     from the requested watermark-to-host ratio.
+    ///   - gridGains: gain per grid point, applied on top of `level` (nil: 1 everywhere).
     ///   - copyOffset: seconds into the copy timeline at which the host starts (0: a copy begins
     ///     at the first sample).
     public init(format: WatermarkFormat, payload: WatermarkPayload, sampleRate: Double, level: Double,
-                copyOffset: Double = 0) throws {
+                gridGains: [Double]? = nil, copyOffset: Double = 0) throws {
+        precondition(gridGains == nil || gridGains!.count == WatermarkFormat.grid.count)
         self.format = format
         self.payload = payload
         self.sampleRate = sampleRate
         self.level = level
+        self.gridGains = gridGains ?? [Double](repeating: 1, count: WatermarkFormat.grid.count)
         self.copyOffset = copyOffset
         hop = max(1, Int((Self.analysisHop * sampleRate).rounded()))
         let windowLength = 2 * hop
@@ -177,6 +183,7 @@ public final class WatermarkEmbedder {
             let slot = ((symbol % WatermarkFormat.symbolsPerCopy) + WatermarkFormat.symbolsPerCopy) % WatermarkFormat.symbolsPerCopy
             var block = [Double](repeating: 0, count: count)
             for (i, g) in activeGrid[slot].enumerated() {
+                let level = self.level * gridGains[g]
                 let a0 = level * (2 * smoothedPower(g, frame: frame) / Double(WatermarkFormat.pairsPerBit)).squareRoot()
                 let a1 = level * (2 * smoothedPower(g, frame: frame + 1) / Double(WatermarkFormat.pairsPerBit)).squareRoot()
                 if a0 == 0 && a1 == 0 { continue }

@@ -49,13 +49,17 @@ public enum EmbedError: Error, Equatable, CustomStringConvertible {
 
 /// `hark embed`: two passes over the host. The first measures how loud the watermark would be
 /// at a reference tone level, overall and in every 1/3-octave band; the second writes the host
-/// plus the watermark at the level that meets the requested strength while staying at least
-/// 3 dB under the host in every band, in the input's own rate and format. Memory is constant.
+/// plus the watermark in the input's own rate and format, each band as loud as the requested
+/// strength asks while staying at least 3 dB under the host (``BandLevelPlan``). Memory is constant.
 public enum Embedding {
     /// One copy (2.4 s) plus the alignment a detector needs.
     public static let minimumDuration = WatermarkFormat.copyDuration + WatermarkFormat.symbolDuration + 0.2
     /// No 1/3-octave band may carry a watermark closer than this to the host.
     public static let bandMargin = -3.0
+    /// A band holding less of the watermark's power than this (dB) is not held to the margin:
+    /// it is leakage from tones in other bands, some 90 dB under the host (below 16-bit
+    /// quantisation), and a host with nothing at 16 kHz would otherwise set the level everywhere.
+    public static let negligibleBand = -60.0
     /// The loudest tone allowed, re the host's critical-band RMS.
     public static let maximumToneLevel = -6.0
     static let referenceLevel = 0.1          // −20 dB, for the measuring pass
@@ -65,33 +69,53 @@ public enum Embedding {
         let format = WatermarkFormat(key: options.key)
 
         // Pass 1: measure at the reference level.
-        let probe = try run(input: input, format: format, options: options, level: referenceLevel, writer: nil)
+        let probe = try run(input: input, format: format, options: options, level: referenceLevel, gridGains: nil, writer: nil)
         guard probe.duration >= minimumDuration else { throw EmbedError.tooShort(path: input, seconds: probe.duration) }
-        guard probe.hostEnergy > 0, probe.markEnergy > 0, let worst = probe.worstBand else { throw EmbedError.silent(path: input) }
-        let ratio = 10 * log10(probe.markEnergy / probe.hostEnergy)
-        // Scale to the target, but keep every band under the host and every tone under the cap.
-        var gainDB = options.strength - ratio
-        gainDB = min(gainDB, bandMargin - worst.ratio)
-        gainDB = min(gainDB, maximumToneLevel - 20 * log10(referenceLevel))
-        let level = referenceLevel * pow(10, gainDB / 20)
+        guard probe.hostEnergy > 0, probe.markEnergy > 0, probe.worstBand != nil else { throw EmbedError.silent(path: input) }
+        // Reach the strength, but keep every band under the host and every tone under the cap.
+        var plan = BandLevelPlan(bands: probe.bands.map { ($0.host, $0.mark) },
+                                 overallRatio: 10 * log10(probe.markEnergy / probe.hostEnergy), strength: options.strength,
+                                 margin: bandMargin, maximumGain: maximumToneLevel - 20 * log10(referenceLevel))
 
-        // Pass 2: write.
-        let reader = try SoundFileReader(path: input)
-        let outFormat = try reader.outputFormat.flatMap { f -> OutputFormat? in
-            let wanted = try OutputFormat.forPath(output, encoding: f.encoding == .vorbis ? nil : f.encoding)
-            return wanted
-        } ?? OutputFormat.forPath(output)
-        let writer = try SoundFileWriter(path: output, sampleRate: reader.sampleRate, channels: reader.channels, format: outFormat)
-        reader.close()
-        do {
-            let result = try run(input: input, format: format, options: options, level: level, writer: writer)
+        // Pass 2: write. A tone near a band edge leaks a little into the next band, so a band
+        // can land slightly over its margin; it is then lowered by the excess and written again.
+        for attempt in 1...3 {
+            let reader = try SoundFileReader(path: input)
+            let outFormat = try reader.outputFormat.flatMap { f -> OutputFormat? in
+                try OutputFormat.forPath(output, encoding: f.encoding == .vorbis ? nil : f.encoding)
+            } ?? OutputFormat.forPath(output)
+            let writer = try SoundFileWriter(path: output, sampleRate: reader.sampleRate, channels: reader.channels, format: outFormat)
+            reader.close()
+            let result: Pass
+            do {
+                result = try run(input: input, format: format, options: options, level: referenceLevel,
+                                 gridGains: gridGains(plan, bands: probe.bands), writer: writer)
+            } catch {
+                writer.abandon()
+                throw error
+            }
+            let excess = result.bands.map { b -> Double in
+                guard let m = b.mark, let h = b.host else { return 0 }
+                return max(0, m - h - bandMargin)
+            }
+            if attempt < 3, excess.contains(where: { $0 > 0.05 }) {
+                writer.abandon()
+                for i in plan.bandGains.indices { plan.bandGains[i] -= excess[i] + (excess[i] > 0 ? 0.1 : 0) }
+                continue
+            }
             try writer.finish()
             return EmbedResult(ratio: 10 * log10(result.markEnergy / result.hostEnergy),
                                worstBand: result.worstBand ?? ("–", -.infinity), duration: result.duration,
-                               limitedSamples: result.limited, toneLevel: 20 * log10(level))
-        } catch {
-            writer.abandon()
-            throw error
+                               limitedSamples: result.limited, toneLevel: 20 * log10(referenceLevel) + plan.commonGain)
+        }
+        preconditionFailure("the last attempt always returns")
+    }
+
+    /// Each grid point's gain (linear): that of the 1/3-octave band holding it.
+    private static func gridGains(_ plan: BandLevelPlan, bands: [(band: ThirdOctaveBands.Band, host: Double?, mark: Double?)]) -> [Double] {
+        WatermarkFormat.grid.map { f in
+            guard let i = bands.firstIndex(where: { f >= $0.band.lower && f < $0.band.upper }) else { return 0 }
+            return pow(10, plan.bandGains[i] / 20)
         }
     }
 
@@ -100,16 +124,19 @@ public enum Embedding {
         var hostEnergy = 0.0     // summed over channels
         var markEnergy = 0.0
         var worstBand: (label: String, ratio: Double)?
+        /// Host and watermark level (dB) per 1/3-octave band.
+        var bands: [(band: ThirdOctaveBands.Band, host: Double?, mark: Double?)] = []
         var limited = 0
     }
 
     /// Streams the host through the embedder; writes host + watermark when `writer` is given.
     private static func run(input: String, format: WatermarkFormat, options: EmbedOptions, level: Double,
-                            writer: SoundFileWriter?) throws -> Pass {
+                            gridGains: [Double]?, writer: SoundFileWriter?) throws -> Pass {
         let reader = try SoundFileReader(path: input)
         let channels = reader.channels
         let rate = Double(reader.sampleRate)
-        let embedder = try WatermarkEmbedder(format: format, payload: options.payload, sampleRate: rate, level: level)
+        let embedder = try WatermarkEmbedder(format: format, payload: options.payload, sampleRate: rate, level: level,
+                                             gridGains: gridGains)
         let hostBands = try ThirdOctaveBands(sampleRate: rate)
         let markBands = try ThirdOctaveBands(sampleRate: rate)
         var blocks = MonoBlockReader(reader)
@@ -160,7 +187,12 @@ public enum Embedding {
         hostBands.finish()
         markBands.finish()
         pass.duration = Double(total) / rate
-        for (band, (h, m)) in zip(hostBands.bands, zip(hostBands.levels(), markBands.levels())) {
+        let markLevels = markBands.levels()
+        let markTotal = 10 * log10(markLevels.reduce(0.0) { $0 + ($1.map { pow(10, $0 / 10) } ?? 0) })
+        for (band, (h, level)) in zip(hostBands.bands, zip(hostBands.levels(), markLevels)) {
+            // Leakage far from every tone is not held to the margin (it is taken as no watermark).
+            let m = level.flatMap { $0 - markTotal >= negligibleBand ? $0 : nil }
+            pass.bands.append((band, h, m))
             guard let h, let m else { continue }
             if pass.worstBand == nil || m - h > pass.worstBand!.ratio { pass.worstBand = (band.label, m - h) }
         }
