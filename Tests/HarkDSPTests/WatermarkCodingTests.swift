@@ -76,11 +76,18 @@ import Testing
     }
 
     @Test func thresholdMeetsTheFalseDetectionBudget() {
-        // candidates per hour × 2³² payloads × e^(−z²/2) ≤ 10⁻⁶
+        // candidates per hour × 2³² payloads × c·P(η ≥ z) ≤ 10⁻⁶, c = 1 / (4 P(η ≥ √2))
         let t = WatermarkDetector.threshold
-        let bound = WatermarkDetector.candidatesPerHour * pow(2, 32) * exp(-t * t / 2)
+        let bound = WatermarkDetector.candidatesPerHour * pow(2, 32) * WatermarkDetector.tailBound(t)
         #expect(bound <= 1.0001e-6 && bound > 0.9e-6)
-        #expect(t > 10 && t < 10.5)
+        #expect(abs(t - 10.048) < 0.001)
+        #expect(abs(WatermarkDetector.rademacherGaussianConstant - 3.1787) < 0.0001)
+        // Never looser than Hoeffding's e^(−z²/2) where thresholds lie.
+        for z in stride(from: 6.0, through: 12, by: 0.5) { #expect(WatermarkDetector.tailBound(z) < exp(-z * z / 2)) }
+        // The normal tail itself, checked against tabulated values: P(η ≥ 3) = 1.3499e-3,
+        // P(η ≥ 10) = 7.6199e-24.
+        #expect(abs(WatermarkDetector.tailBound(3) / WatermarkDetector.rademacherGaussianConstant - 1.3499e-3) < 1e-7)
+        #expect(abs(WatermarkDetector.tailBound(10) / WatermarkDetector.rademacherGaussianConstant / 7.6199e-24 - 1) < 1e-4)
     }
 }
 
@@ -100,10 +107,10 @@ import Testing
     }
 
     @Test func thresholdFollowsTheNumberOfPayloads() throws {
-        // candidates × N × e^(−z²/2) = 10⁻⁶ per hour.
+        // candidates × N × c·P(η ≥ z) = 10⁻⁶ per hour.
         #expect(abs(WatermarkDetector.threshold(payloads: pow(2, 32)) - WatermarkDetector.threshold) < 1e-12)
-        #expect(abs(WatermarkDetector.threshold(payloads: 100) - 8.364) < 0.001)
-        #expect(abs(WatermarkDetector.threshold(payloads: 1) - 7.794) < 0.001)
+        #expect(abs(WatermarkDetector.threshold(payloads: 100) - 8.137) < 0.001)
+        #expect(abs(WatermarkDetector.threshold(payloads: 1) - 7.560) < 0.001)
         let format = WatermarkFormat(key: .demo)
         let one = try WatermarkDetector(format: format, sampleRate: 16_000, catalogue: [WatermarkPayload(1), WatermarkPayload(1)])
         #expect(one.catalogue == [WatermarkPayload(1)])

@@ -89,8 +89,8 @@ import Testing
 
     @Test func catalogueHearsAMarkTooWeakForOpenDecoding() throws {
         // Tones 6.4 dB under the usual level on a noise host, 5 s: under the open threshold
-        // of 10.25, over the catalogue's 8.36 (levels 0.10–0.11 do this here; 0.12 decodes
-        // openly, 0.09 is heard by neither).
+        // of 10.05, over the catalogue's 8.14 (levels 0.10–0.115 do this here; 0.12 decodes
+        // openly, 0.095 is heard by neither).
         let weakLevel = 0.105
         let payload = WatermarkPayload(0xCAFE0002)
         let y = try mark(host("pink", seconds: 5, seed: 3), payload: payload, key: .demo, level: weakLevel)

@@ -8,7 +8,8 @@ public struct WatermarkDetection: Sendable, Equatable {
     /// Estimated start of the payload copy that completed it, in seconds of input.
     public var start: Double
     /// Standardised score: chip-weighted sum over √(sum of squares). Unmarked audio exceeds z
-    /// with probability at most e^(−z²/2) per candidate, whatever the audio (docs/watermark.md).
+    /// with probability at most 3.18 P(η ≥ z), η standard normal, per candidate, whatever the
+    /// audio (``WatermarkDetector/tailBound(_:)``, docs/watermark.md).
     public var score: Double
     /// 1 − (bound on the probability that an hour of unmarked audio produces a score this
     /// high), clamped to [0, 1].
