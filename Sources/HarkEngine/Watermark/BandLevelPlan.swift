@@ -4,24 +4,30 @@ import Foundation
 ///
 /// One gain for the whole watermark would let the band where the host is thinnest set the level
 /// everywhere: since the tones concentrate above 4 kHz, a host with little treble reached the
-/// band margin at 5 kHz and was marked at −24 dB overall instead of −20 dB. Instead every
-/// 1/3-octave band gets the common gain or the most its own margin allows, whichever is lower,
-/// and the common gain is raised until the whole watermark reaches the requested strength
-/// (water-filling), so the budget a thin band cannot use goes to the others.
+/// band margin at 5 kHz and was marked at −24 dB overall instead of −20 dB. Instead each
+/// 1/3-octave band gets the common gain, tilted towards the bands where the host is thin, or
+/// the most its own margin allows, whichever is lower; the common gain is raised until the
+/// whole watermark reaches the requested strength (water-filling), so the budget a band cannot
+/// use goes to the others.
+///
+/// The tilt: a band whose host is 10 dB quieter gets tones 5 dB louder relative to it
+/// (``thinBandEmphasis`` = 0.5). A tone costs the budget in proportion to its band's host power,
+/// while what it is worth to the detector is its power over the floor it is read against,
+/// which in a quiet band is low; so watts spent where the host is thin buy more score. On the
+/// living-room bench (SNR 10 dB) this raised detection in 6 s from 68 % to 76 % and brought the
+/// median time to detect from 4.0 s to 2.65 s; emphases from 0.25 to 1 all gave 76–78 %.
 struct BandLevelPlan: Equatable {
+    /// dB of extra relative level per dB a band's host lies under the loudest band's.
+    static let thinBandEmphasis = 0.5
+
     /// Gain (dB, re the measuring pass) for each band, in the order given.
     var bandGains: [Double]
-    /// The gain of every band that its margin does not limit.
+    /// The gain of the loudest host band, when its margin does not limit it.
     var commonGain: Double
 
-    /// - Parameters:
-    ///   - bands: per 1/3-octave band, the host's and the watermark's level (dB) in the measuring
-    ///     pass; nil where a signal has no energy. A band the host leaves empty gets no watermark.
-    ///   - overallRatio: watermark power re host power over the whole file in the measuring pass, dB.
-    ///   - strength: the watermark-to-host ratio to reach, dB.
-    ///   - margin: how close (dB, negative) the watermark may come to the host in any band.
-    ///   - maximumGain: the most any band may be raised (the per-tone cap).
-    init(bands: [(host: Double?, mark: Double?)], overallRatio: Double, strength: Double, margin: Double, maximumGain: Double) {
+    ///   - emphasis: the tilt towards thin bands (0: every band the same relative level).
+    init(bands: [(host: Double?, mark: Double?)], overallRatio: Double, strength: Double, margin: Double, maximumGain: Double,
+         emphasis: Double = thinBandEmphasis) {
         let marks = bands.map { $0.mark.map { pow(10, $0 / 10) } ?? 0 }
         let total = marks.reduce(0, +)
         let limits = bands.map { band -> Double in
@@ -29,7 +35,9 @@ struct BandLevelPlan: Equatable {
             guard let host = band.host else { return -.infinity }
             return min(maximumGain, margin - (mark - host))
         }
-        func gains(_ common: Double) -> [Double] { limits.map { min(common, $0) } }
+        let loudest = bands.compactMap(\.host).max() ?? 0
+        let tilt = bands.map { b in b.host.map { emphasis * (loudest - $0) } ?? 0 }
+        func gains(_ common: Double) -> [Double] { zip(limits, tilt).map { min(common + $1, $0) } }
         /// Overall ratio (dB) with `common` as the common gain.
         func ratio(_ common: Double) -> Double {
             guard total > 0 else { return -.infinity }
@@ -37,7 +45,7 @@ struct BandLevelPlan: Equatable {
             return overallRatio + 10 * log10(power / total)
         }
         // The ratio rises with the common gain until every band is at its limit: bisect.
-        var lo = -120.0, hi = maximumGain
+        var lo = -200.0, hi = maximumGain
         if ratio(hi) <= strength {
             lo = hi
         } else {
