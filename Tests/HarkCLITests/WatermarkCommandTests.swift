@@ -59,7 +59,7 @@ import Testing
 
     @Test func catalogueHearsWeakerMarksAndOnlyItsOwn() throws {
         // 5 s of pink noise marked 4.5 dB under the default strength: too weak to decode openly,
-        // enough against a catalogue that names it (threshold 7.65 for two payloads, not 10.05).
+        // enough against a catalogue that names it (threshold 7.72 for two payloads, not 10.10).
         let host = dir.file("pink.wav")
         #expect(try Hark.run(["generate", "pink", host, "--duration", "5", "--seed", "3"]).status == 0)
         let marked = dir.file("weak.wav")

@@ -15,10 +15,11 @@ struct ToneEnergyFrame {
     static let blockBins = 16
 
     private(set) var power: [Float] = []
-    private var blockFloor: [Float] = []
+    /// The floor of every 16-bin block of the last spectrum loaded.
+    private(set) var blockFloor: [Float] = []
     private let binWidth: Double
-    private let firstBin: Int
-    private let lastBin: Int
+    let firstBin: Int
+    let lastBin: Int
     private let halfWidthBins: Int
     private var scratch: [Float] = []
 
@@ -91,15 +92,27 @@ struct ToneEnergyFrame {
         var frac: Float
     }
 
+    /// Number of 16-bin floor blocks for spectra of `spectrumBins` bins.
+    func blockCount(spectrumBins: Int) -> Int {
+        (min(lastBin, spectrumBins - 1) - firstBin) / Self.blockBins + 1
+    }
+
     /// Precomputes the lookup for a tone at `frequency` Hz (the spectra's layout never changes).
     func probe(at frequency: Double, spectrumBins: Int) -> Probe {
         let k = Int((frequency / binWidth).rounded())
         guard k >= firstBin, k < spectrumBins else { return Probe(bin: -1, block: 0, next: 0, frac: 0) }
-        let blocks = (min(lastBin, spectrumBins - 1) - firstBin) / Self.blockBins + 1
+        let blocks = blockCount(spectrumBins: spectrumBins)
         let position = Double(k - firstBin - Self.blockBins / 2) / Double(Self.blockBins)
         let i = max(0, min(blocks - 1, Int(position.rounded(.down))))
         let j = min(blocks - 1, i + 1)
         return Probe(bin: Int32(k), block: Int32(i), next: Int32(j), frac: Float(max(0, min(1, position - Double(i)))))
+    }
+
+    /// The floor at a probed tone, interpolated from a frame's block floors.
+    @inline(__always)
+    static func floor(_ p: Probe, blocks: UnsafePointer<Float>) -> Float {
+        let a = blocks[Int(p.block)], b = blocks[Int(p.next)]
+        return a + (b - a) * p.frac
     }
 
     /// Normalised energy at a probed tone (0 when there is no signal at all).

@@ -4,19 +4,21 @@ import HarkFFT
 /// Finds Hark watermarks in a stream of mono samples pushed in blocks of any size.
 ///
 /// Every 50 ms it analyses the last 0.4 s, one symbol's length (a 2.5 Hz-resolution spectrum),
-/// measures the power of every candidate tone against its local noise floor, and keeps the tone-pair differences
-/// (side 1 − side 0) of recent frames. It then tries each alignment ending now: 1 to 4 copies of
-/// the payload, each of the 6 rotations of the symbol order, and clock-scale hypotheses
-/// covering ±0.2 %. The most promising candidates are decoded (Viterbi, CRC-16); a decoded
+/// measures the power of every candidate tone against its local noise floor, and keeps the
+/// tone-pair differences (side 1 − side 0) of recent frames. It then tries each alignment ending
+/// now: 1 to 4 copies of the payload, each of the 6 rotations of the symbol order, and
+/// clock-scale hypotheses covering ±0.2 %, adding the copies' pair values; the most promising
+/// alignment of two copies or more is also scored with its copies added coherently
+/// (``CoherentCopies``). The most promising candidates are decoded (Viterbi, CRC-16); a decoded
 /// payload is reported only if the standardised score of its whole codeword reaches
 /// ``threshold``, which bounds false detections on unmarked audio to 10⁻⁶ per hour.
 ///
 /// Given a **catalogue** (the campaigns known to be on air), it instead scores each catalogue
 /// payload's codeword directly and reports only those. The same 10⁻⁶-per-hour bound then runs
-/// over N payloads instead of 2³², so the threshold drops (10.05 → 8.14 for N = 100, 7.56 for
+/// over N payloads instead of 2³², so the threshold drops (10.10 → 8.21 for N = 100, 7.63 for
 /// N = 1) and weaker or shorter captures are heard.
 ///
-/// Memory is constant (about 3 MB at 48 kHz, plus 432 bytes per catalogue entry). Not thread-safe.
+/// Memory is constant (6.7 MB at 48 kHz, plus 432 bytes per catalogue entry). Not thread-safe.
 public final class WatermarkDetector {
     /// One symbol: a frame that spans a whole symbol catches all of a tone's energy (a 0.32 s
     /// frame caught less and read 13 % lower scores on the bench's rooms and 35 % on noise hosts).
@@ -29,9 +31,13 @@ public final class WatermarkDetector {
     static let decodesPerHop = 4
     /// Candidates matched against the catalogue per hop (matching is cheaper than decoding).
     static let catalogueChecksPerHop = 16
-    /// Candidates examined per hour of audio: hops × scales × copies × rotations.
+    /// Multi-copy candidates whose copies are also added coherently, per hop: the one with the
+    /// highest bound (on the living-room bench two found no more than one, at 20 % more cost).
+    static let coherentPerHop = 1
+    /// Alignments that may be scored per hour of audio: hops × scales × rotations × (copies, plus
+    /// the coherent sum of every alignment of two copies or more, any of which may be chosen).
     public static let candidatesPerHour: Double =
-        3600 / hopDuration * Double(clockScales.count * maxCopies * WatermarkFormat.symbolsPerCopy)
+        3600 / hopDuration * Double(clockScales.count * WatermarkFormat.symbolsPerCopy * (2 * maxCopies - 1))
     /// Score needed to report any of the 2³² payloads: P(false detection per hour) ≤
     /// candidates × 2³² × ``tailBound(_:)`` ≤ 10⁻⁶.
     public static let threshold: Double = threshold(payloads: pow(2, Double(WatermarkPayload.bitCount)))
@@ -69,9 +75,9 @@ public final class WatermarkDetector {
     /// whole SIMD vectors: `signVectors` vectors per entry, back to back.
     private let catalogueSigns: [SIMD16<Float>]
     private static let signVectors = (WatermarkFormat.symbolsPerCopy * WatermarkFormat.bitsPerSymbol + 15) / 16
-    /// Scratch, allocated once: one symbol's pair values summed over copies, and (for
-    /// ``match(_:newest:)``) a candidate's per-bit sums as SIMD vectors padded like the signs.
-    private let pairSum = UnsafeMutablePointer<Float>.allocate(capacity: WatermarkFormat.pairsPerSymbol)
+    /// Scratch, allocated once: one alignment's pair values (`symbolsPerCopy × pairsPerSymbol`),
+    /// and (for ``match(_:newest:)``) its per-bit sums as SIMD vectors padded like the signs.
+    private let values = UnsafeMutablePointer<Float>.allocate(capacity: WatermarkFormat.symbolsPerCopy * WatermarkFormat.pairsPerSymbol)
     private let bitSums: UnsafeMutablePointer<SIMD16<Float>> = {
         let p = UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: WatermarkDetector.signVectors)
         p.initialize(repeating: .zero, count: WatermarkDetector.signVectors)
@@ -91,6 +97,7 @@ public final class WatermarkDetector {
     private let fft: RealFFT
     private let window: [Float]
     private var tones: ToneEnergyFrame
+    private let coherent: CoherentCopies
     private var samples: [Float] = []
     private var samplesStart = 0          // absolute index of samples[0]
     private var nextFrameStart = 0        // absolute index where the next frame begins
@@ -142,6 +149,10 @@ public final class WatermarkDetector {
                                 highestFrequency: min(WatermarkFormat.highestFrequency * maxScale, 0.49 * sampleRate))
         framesPerSymbol = Int((WatermarkFormat.symbolDuration / Self.hopDuration).rounded())
         ringSize = (Self.maxCopies * WatermarkFormat.symbolsPerCopy) * framesPerSymbol + 1
+        coherent = CoherentCopies(firstBin: tones.firstBin, lastBin: min(tones.lastBin, size / 2),
+                                  blockCount: tones.blockCount(spectrumBins: size / 2 + 1), ringSize: ringSize,
+                                  binWidth: sampleRate / Double(size),
+                                  termCapacity: 2 * WatermarkFormat.symbolsPerCopy * WatermarkFormat.pairsPerSymbol)
         ring = .allocate(capacity: ringSize * Self.entrySize)
         ring.initialize(repeating: 0, count: ringSize * Self.entrySize)
         for scale in Self.clockScales {
@@ -167,12 +178,12 @@ public final class WatermarkDetector {
     public var stateBytes: Int {
         ringSize * Self.entrySize * 4 + samples.capacity * 4 + fft.size * 12
             + probes.count * MemoryLayout<(ToneEnergyFrame.Probe, ToneEnergyFrame.Probe)>.stride
-            + catalogueSigns.count * MemoryLayout<SIMD16<Float>>.stride
+            + catalogueSigns.count * MemoryLayout<SIMD16<Float>>.stride + coherent.stateBytes
     }
 
     deinit {
         ring.deallocate()
-        pairSum.deallocate()
+        values.deallocate()
         bitSums.deallocate()
     }
 
@@ -187,6 +198,19 @@ public final class WatermarkDetector {
 
     /// Adds samples; returns the detections they complete.
     public func process(_ block: UnsafeBufferPointer<Float>) -> [WatermarkDetection] {
+        // A long block goes in by pieces, so the sample buffer stays under a second whatever
+        // the caller pushes.
+        var found: [WatermarkDetection] = []
+        var start = 0
+        while start < block.count {
+            let n = min(4 * hopLength, block.count - start)
+            found += take(UnsafeBufferPointer(rebasing: block[start..<(start + n)]))
+            start += n
+        }
+        return found
+    }
+
+    private func take(_ block: UnsafeBufferPointer<Float>) -> [WatermarkDetection] {
         samples.append(contentsOf: block)
         var found: [WatermarkDetection] = []
         while nextFrameStart + frameLength <= samplesStart + samples.count {
@@ -210,6 +234,7 @@ public final class WatermarkDetector {
         }
         fft.forward()
         tones.load(fft.spectrum)
+        coherent.store(frame: frameCount, spectrum: fft.spectrum, blockFloors: tones.blockFloor)
         let out = row(frameCount)
         for (i, p) in probes.enumerated() {
             out[i] = tones.energy(p.1) - tones.energy(p.0)
@@ -221,6 +246,8 @@ public final class WatermarkDetector {
         var copies: Int
         var rotation: Int
         var proxy: Float
+        /// Whether its copies are added coherently (``CoherentCopies``) rather than as energies.
+        var coherent = false
     }
 
     /// Tries every alignment ending at the newest frame.
@@ -229,43 +256,56 @@ public final class WatermarkDetector {
         let pps = WatermarkFormat.pairsPerSymbol
         var candidates: [Candidate] = []
         candidates.reserveCapacity(Self.clockScales.count * Self.maxCopies * S)
+        // The multi-copy alignments with the highest bounds, whatever the threshold: adding
+        // their copies coherently may lift them over it.
+        var multiCopy: [Candidate] = []
         let newest = frameCount
-        for copies in 1...Self.maxCopies {
-            let span = (copies * S - 1) * framesPerSymbol
-            guard newest - span >= 0 else { break }
-            for scale in 0..<Self.clockScales.count {
-                for rotation in 0..<S {
+        for scale in 0..<Self.clockScales.count {
+            let base = scale * Self.valuesPerScale
+            for rotation in 0..<S {
+                // The window's copies, newest last, are nested: k copies are the newest of k + 1.
+                // So the pair sums grow one copy at a time.
+                for i in 0..<(S * pps) { values[i] = 0 }
+                for copies in 1...Self.maxCopies {
+                    guard newest - (copies * S - 1) * framesPerSymbol >= 0 else { break }
                     // The best score any codeword could reach here. Each pair carries one keyed
                     // coin for all copies, so pairs are summed over copies first; every pair of a
                     // coded bit carries that bit's sign, so score ≤ Σ_bits |Σ pairs| / √(Σ pairs²).
-                    var bound: Float = 0, energy: Float = 0
-                    let base = scale * Self.valuesPerScale
                     for slot in 0..<S {
-                        for i in 0..<pps { pairSum[i] = 0 }
-                        for c in 0..<copies {
-                            let r = row(frameFor(slot: slot, rotation: rotation, copy: c, copies: copies, newest: newest))
-                                + base + slot * pps
-                            for i in 0..<pps { pairSum[i] += r[i] }
-                        }
-                        for p in 0..<WatermarkFormat.bitsPerSymbol {
-                            let b = p * WatermarkFormat.pairsPerBit
-                            bound += abs(pairSum[b] + pairSum[b + 1] + pairSum[b + 2])
-                        }
-                        for i in 0..<pps { energy += pairSum[i] * pairSum[i] }
+                        let r = row(frameFor(slot: slot, rotation: rotation, copy: 0, copies: copies, newest: newest))
+                            + base + slot * pps
+                        let v = values + slot * pps
+                        for i in 0..<pps { v[i] += r[i] }
                     }
-                    bound /= energy.squareRoot()
+                    let bound = Self.bound(values)
+                    let candidate = Candidate(scale: scale, copies: copies, rotation: rotation, proxy: bound)
                     // Candidates that cannot reach the threshold are not worth decoding.
-                    if Double(bound) >= threshold {
-                        candidates.append(Candidate(scale: scale, copies: copies, rotation: rotation, proxy: bound))
+                    if Double(bound) >= threshold { candidates.append(candidate) }
+                    if copies > 1, bound.isFinite {
+                        if multiCopy.count < Self.coherentPerHop {
+                            multiCopy.append(candidate)
+                        } else if let worst = multiCopy.indices.min(by: { multiCopy[$0].proxy < multiCopy[$1].proxy }),
+                                  bound > multiCopy[worst].proxy {
+                            multiCopy[worst] = candidate
+                        }
                     }
                 }
             }
         }
         candidates.sort { $0.proxy > $1.proxy }
         var best: WatermarkDetection?
-        for candidate in candidates.prefix(catalogue == nil ? Self.decodesPerHop : Self.catalogueChecksPerHop) {
-            let found = catalogue == nil ? decode(candidate, newest: newest) : match(candidate, newest: newest)
+        func consider(_ c: Candidate) {
+            let found = catalogue == nil ? decode(c, newest: newest) : match(c, newest: newest)
             if let d = found, d.score > (best?.score ?? -1) { best = d }
+        }
+        for candidate in candidates.prefix(catalogue == nil ? Self.decodesPerHop : Self.catalogueChecksPerHop) {
+            fill(candidate, newest: newest)
+            consider(candidate)
+        }
+        for var candidate in multiCopy {
+            candidate.coherent = true
+            fill(candidate, newest: newest)
+            if Double(Self.bound(values)) >= threshold { consider(candidate) }
         }
         guard let detection = best else { return nil }
         if let last = lastReport[detection.payload], detection.time - last < repeatInterval {
@@ -284,26 +324,57 @@ public final class WatermarkDetector {
         return newest - (copies * S - 1 - j) * framesPerSymbol
     }
 
+    /// Puts candidate `c`'s pair values into ``values``: summed over its copies (one keyed coin
+    /// per pair, shared by all copies), or from its copies added coherently.
+    private func fill(_ c: Candidate, newest: Int) {
+        let S = WatermarkFormat.symbolsPerCopy
+        let pps = WatermarkFormat.pairsPerSymbol
+        if c.coherent {
+            var frames = [Int](repeating: 0, count: S * c.copies)
+            for slot in 0..<S {
+                for copy in 0..<c.copies {
+                    frames[slot * c.copies + copy] = frameFor(slot: slot, rotation: c.rotation, copy: copy, copies: c.copies, newest: newest)
+                }
+            }
+            // Frames a copy apart are this far apart in capture time; a tone f·scale turns by
+            // 2π·f·scale·(that − 2.4 s / scale) between them, since f·2.4 s is whole.
+            let interval = Double(S * framesPerSymbol * hopLength) / sampleRate
+            let centre = interval - WatermarkFormat.copyDuration / Self.clockScales[c.scale]
+            probes.withUnsafeBufferPointer { all in
+                let slice = UnsafeBufferPointer(rebasing: all[(c.scale * S * pps)..<((c.scale + 1) * S * pps)])
+                coherent.pairValues(frames: frames, copies: c.copies, probes: slice, delayCentre: centre, into: values)
+            }
+            return
+        }
+        let base = c.scale * Self.valuesPerScale
+        for i in 0..<(S * pps) { values[i] = 0 }
+        for copy in 0..<c.copies {
+            for slot in 0..<S {
+                let r = row(frameFor(slot: slot, rotation: c.rotation, copy: copy, copies: c.copies, newest: newest)) + base + slot * pps
+                for i in 0..<pps { values[slot * pps + i] += r[i] }
+            }
+        }
+    }
+
+    /// The best score any codeword could reach with these pair values (see ``search()``).
+    private static func bound(_ v: UnsafePointer<Float>) -> Float {
+        var bound: Float = 0, energy: Float = 0
+        for bit in 0..<(WatermarkFormat.symbolsPerCopy * WatermarkFormat.bitsPerSymbol) {
+            let b = bit * WatermarkFormat.pairsPerBit
+            bound += abs(v[b] + v[b + 1] + v[b + 2])
+            energy += v[b] * v[b] + v[b + 1] * v[b + 1] + v[b + 2] * v[b + 2]
+        }
+        return energy > 0 ? bound / energy.squareRoot() : 0
+    }
+
+    /// Decodes the pair values in ``values`` (Viterbi, CRC-16) and scores the codeword found.
     private func decode(_ c: Candidate, newest: Int) -> WatermarkDetection? {
         let S = WatermarkFormat.symbolsPerCopy
         let pps = WatermarkFormat.pairsPerSymbol
-        let base = c.scale * Self.valuesPerScale
-        // Per-copy pair values [copy][slot*pps + position*3 + pair].
-        var values = [[Float]](repeating: [Float](repeating: 0, count: S * pps), count: c.copies)
-        for copy in 0..<c.copies {
-            for slot in 0..<S {
-                let r = row(frameFor(slot: slot, rotation: c.rotation, copy: copy, copies: c.copies, newest: newest))
-                for i in 0..<pps { values[copy][slot * pps + i] = r[base + slot * pps + i] }
-            }
-        }
         var soft = [Float](repeating: 0, count: WatermarkFormat.codedBits)
         for (i, p) in format.placement.enumerated() {
-            var s: Float = 0
-            for copy in 0..<c.copies {
-                let b = p.slot * pps + p.position * WatermarkFormat.pairsPerBit
-                s += values[copy][b] + values[copy][b + 1] + values[copy][b + 2]
-            }
-            soft[i] = s
+            let b = p.slot * pps + p.position * WatermarkFormat.pairsPerBit
+            soft[i] = values[b] + values[b + 1] + values[b + 2]
         }
         let info = ConvolutionalCode.decode(soft, count: WatermarkFormat.infoBits)
         let payload = WatermarkPayload(bits: Array(info.prefix(32)))
@@ -312,14 +383,12 @@ public final class WatermarkDetector {
         let coded = ConvolutionalCode.encode(info)
         var bits = [[Bool]](repeating: [Bool](repeating: false, count: WatermarkFormat.bitsPerSymbol), count: S)
         for (i, b) in coded.enumerated() { bits[format.placement[i].slot][format.placement[i].position] = b }
-        // One keyed coin per pair, shared by all copies: score the pairs summed over copies.
         var numerator: Double = 0, energy: Double = 0
         for slot in 0..<S {
             for position in 0..<WatermarkFormat.bitsPerSymbol {
                 let sign: Double = bits[slot][position] ? 1 : -1
                 for pair in 0..<WatermarkFormat.pairsPerBit {
-                    var v = 0.0
-                    for copy in 0..<c.copies { v += Double(values[copy][slot * pps + position * WatermarkFormat.pairsPerBit + pair]) }
+                    let v = Double(values[slot * pps + position * WatermarkFormat.pairsPerBit + pair])
                     numerator += sign * v
                     energy += v * v
                 }
@@ -332,26 +401,21 @@ public final class WatermarkDetector {
         return detection(payload, score: score, candidate: c, newest: newest)
     }
 
-    /// Scores every catalogue payload's codeword at candidate `c`; the best one if it reaches
-    /// the threshold. Pairs are summed over copies first (one keyed coin per pair).
+    /// Scores every catalogue payload's codeword against the pair values in ``values``; the
+    /// best one if it reaches the threshold.
     private func match(_ c: Candidate, newest: Int) -> WatermarkDetection? {
         let S = WatermarkFormat.symbolsPerCopy
         let pps = WatermarkFormat.pairsPerSymbol
         let bps = WatermarkFormat.bitsPerSymbol
-        let base = c.scale * Self.valuesPerScale
         var energy: Double = 0
         // The bit sums, written straight into the (zero-padded) SIMD vectors.
         let sums = UnsafeMutableRawPointer(bitSums)
         for slot in 0..<S {
-            for i in 0..<pps { pairSum[i] = 0 }
-            for copy in 0..<c.copies {
-                let r = row(frameFor(slot: slot, rotation: c.rotation, copy: copy, copies: c.copies, newest: newest)) + base + slot * pps
-                for i in 0..<pps { pairSum[i] += r[i] }
-            }
-            for i in 0..<pps { energy += Double(pairSum[i] * pairSum[i]) }
+            let v = values + slot * pps
+            for i in 0..<pps { energy += Double(v[i] * v[i]) }
             for position in 0..<bps {
                 let b = position * WatermarkFormat.pairsPerBit
-                sums.storeBytes(of: pairSum[b] + pairSum[b + 1] + pairSum[b + 2],
+                sums.storeBytes(of: v[b] + v[b + 1] + v[b + 2],
                                 toByteOffset: (slot * bps + position) * MemoryLayout<Float>.stride, as: Float.self)
             }
         }
