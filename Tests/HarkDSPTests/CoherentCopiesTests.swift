@@ -29,8 +29,6 @@ import Testing
         let tones = ToneEnergyFrame(binWidth: binWidth, lowestFrequency: 300, highestFrequency: 6000)
         let bins = tones.lastBin + 1
         let blocks = tones.blockCount(spectrumBins: bins)
-        let copies = CoherentCopies(firstBin: tones.firstBin, lastBin: tones.lastBin, blockCount: blocks, ringSize: 16,
-                                    binWidth: binWidth, termCapacity: 2 * S * pps)
         let format = WatermarkFormat(key: .demo)
         var probes: [(ToneEnergyFrame.Probe, ToneEnergyFrame.Probe)] = []
         for slot in 0..<S {
@@ -41,6 +39,8 @@ import Testing
                 }
             }
         }
+        let copies = CoherentCopies(probes: probes.flatMap { [$0.0, $0.1] }, tones: tones, spectrumBins: bins,
+                                    blockCount: blocks, ringSize: 16, binWidth: binWidth, termCapacity: 2 * S * pps)
         var rng = Gaussian(state: seed)
         // The median of unit-mean exponential power, as the detector's floor would read it.
         let floors = [Float](repeating: Float(log(2.0)), count: blocks)

@@ -16,8 +16,9 @@ import Foundation
 /// candidate tones. That scan treats both tones of every pair alike, so the score it leads to
 /// keeps its keyed coins and its false-detection bound.
 ///
-/// Keeps every frame's complex spectrum over the tone band (about 3.6 MB at any rate), in the
-/// same ring order as the detector's pair values.
+/// Keeps, for every frame, the complex bins any candidate tone can fall on (under any clock
+/// scale), each divided by the square root of the floor there and stored as two bytes (0.6 MB at
+/// any rate), in the same ring order as the detector's pair values.
 final class CoherentCopies {
     /// The delay scan: ± this much around the clock scale's own delay (the scales are 0.05 %
     /// apart, so a true offset is within 0.025 % of one; 0.03 % of 2.4 s covers it), first in
@@ -27,15 +28,25 @@ final class CoherentCopies {
     static let coarseStep = 40e-6
     static let fineStep = 10e-6
 
-    let firstBin: Int
-    let binCount: Int
+    /// The bins kept (absolute indices, ascending), and for each spectrum bin its place among
+    /// them (−1: not kept).
+    let bins: [Int]
+    private let place: [Int32]
+    /// Where to read the floor of each kept bin.
+    private let binProbes: [ToneEnergyFrame.Probe]
+    /// A kept bin's value, re √floor, in units of 1/``quantum``: noise reads about ±16, the
+    /// rounding adds noise 40 dB under it, and a tone up to 18 dB over the floor fits, beyond the
+    /// cap of its energy (6 per copy, 7.8 dB). Bytes rather than floats keep harkd in its memory
+    /// budget.
+    static let quantum: Float = 16
     /// The copy-to-copy delay found for the last alignment, seconds.
     private(set) var lastDelay = 0.0
     let blockCount: Int
     let ringSize: Int
     let binWidth: Double
-    /// Every frame's bins, real and imaginary parts side by side (one cache line per read).
-    private let spectra: UnsafeMutablePointer<SIMD2<Float>>
+    /// Every frame's kept bins, real and imaginary parts side by side (one cache line per read).
+    private let spectra: UnsafeMutablePointer<SIMD2<Int8>>
+    private let binCount: Int
     private let floors: UnsafeMutablePointer<Float>
     /// Scratch for one alignment's cross-spectrum terms, padded to whole SIMD vectors.
     private let capacity: Int
@@ -46,7 +57,7 @@ final class CoherentCopies {
     private let phasorIm: UnsafeMutablePointer<Float>
     private let stepRe: UnsafeMutablePointer<Float>
     private let stepIm: UnsafeMutablePointer<Float>
-    /// e^(−iωτ) at one delay τ, for bin firstBin + 64a + b as `coarse[a] · fine[b]`
+    /// e^(−iωτ) at one delay τ, for spectrum bin 64a + b as `coarse[a] · fine[b]`
     /// (see ``setRotations(delay:)``): 100 sines instead of one per bin.
     private var coarseRotation = [SIMD2<Double>](repeating: .zero, count: 0)
     private var fineRotation = [SIMD2<Double>](repeating: .zero, count: 64)
@@ -54,15 +65,24 @@ final class CoherentCopies {
     private let coarseStepRotation: [SIMD2<Float>]
     private let fineStepRotation: [SIMD2<Float>]
 
-    init(firstBin: Int, lastBin: Int, blockCount: Int, ringSize: Int, binWidth: Double, termCapacity: Int) {
-        self.firstBin = firstBin
-        binCount = lastBin - firstBin + 1
+    /// - Parameters:
+    ///   - probes: every tone the detector reads, under every clock scale (their bins are kept).
+    ///   - tones: the detector's tone reader (for the floor of each kept bin).
+    init(probes: [ToneEnergyFrame.Probe], tones: ToneEnergyFrame, spectrumBins: Int, blockCount: Int, ringSize: Int,
+         binWidth: Double, termCapacity: Int) {
+        bins = Array(Set(probes.filter { $0.bin >= 0 }.map { Int($0.bin) })).sorted()
+        let top = (bins.last ?? 0) + 1
+        var place = [Int32](repeating: -1, count: top)
+        for (j, b) in bins.enumerated() { place[b] = Int32(j) }
+        self.place = place
+        binProbes = bins.map { tones.probe(at: (Double($0) + 0.01) * binWidth, spectrumBins: spectrumBins) }
+        binCount = bins.count
         self.blockCount = blockCount
         self.ringSize = ringSize
         self.binWidth = binWidth
-        spectra = .allocate(capacity: ringSize * binCount)
+        spectra = .allocate(capacity: ringSize * max(1, binCount))
         floors = .allocate(capacity: ringSize * blockCount)
-        spectra.initialize(repeating: .zero, count: ringSize * binCount)
+        spectra.initialize(repeating: .zero, count: ringSize * max(1, binCount))
         floors.initialize(repeating: 0, count: ringSize * blockCount)
         capacity = (termCapacity + 7) / 8 * 8
         termBin = .allocate(capacity: capacity)
@@ -72,10 +92,10 @@ final class CoherentCopies {
         phasorIm = .allocate(capacity: capacity)
         stepRe = .allocate(capacity: capacity)
         stepIm = .allocate(capacity: capacity)
-        coarseRotation = [SIMD2<Double>](repeating: .zero, count: binCount / 64 + 1)
+        coarseRotation = [SIMD2<Double>](repeating: .zero, count: top / 64 + 1)
         func stepRotation(_ step: Double) -> [SIMD2<Float>] {
-            (0..<(lastBin - firstBin + 1)).map { k in
-                let a = -2 * Double.pi * binWidth * step * Double(k + firstBin)
+            (0..<top).map { k in
+                let a = -2 * Double.pi * binWidth * step * Double(k)
                 return SIMD2(Float(cos(a)), Float(sin(a)))
             }
         }
@@ -89,18 +109,27 @@ final class CoherentCopies {
         termBin.deallocate()
     }
 
-    var stateBytes: Int { ringSize * (2 * binCount + blockCount) * 4 + capacity * 7 * 4 + binCount * 16 }
+    var stateBytes: Int {
+        ringSize * (binCount * 2 + blockCount * 4) + capacity * 7 * 4 + place.count * 20 + binCount * 24
+    }
 
-    /// Stores frame `frame`'s spectrum (bins from 0) and block floors.
+    /// Stores frame `frame`'s kept bins (from a spectrum of bins 0…) and its block floors.
     func store(frame: Int, spectrum: UnsafeMutableBufferPointer<SIMD2<Float>>, blockFloors: [Float]) {
-        let row = (frame % ringSize) * binCount
-        let available = min(binCount, spectrum.count - firstBin)
-        for k in 0..<available {
-            let v = spectrum[firstBin + k]
-            spectra[row + k] = v
-        }
         let f = floors + (frame % ringSize) * blockCount
         for b in 0..<min(blockCount, blockFloors.count) { f[b] = blockFloors[b] }
+        let row = spectra + (frame % ringSize) * binCount
+        for j in 0..<binCount {
+            let floor = ToneEnergyFrame.floor(binProbes[j], blocks: f)
+            let v = floor > 0 ? spectrum[bins[j]] * (Self.quantum / floor.squareRoot()) : .zero
+            row[j] = SIMD2(Int8(clamping: Int(v.x.rounded())), Int8(clamping: Int(v.y.rounded())))
+        }
+    }
+
+    /// Kept bin `j` of ring row `r`, re √floor.
+    @inline(__always)
+    private func value(_ r: Int, _ j: Int) -> SIMD2<Float> {
+        let q = spectra[r * binCount + j]
+        return SIMD2(Float(q.x), Float(q.y)) / Self.quantum
     }
 
     /// Pair values (side 1 − side 0 of the normalised, capped energy) of one alignment with its
@@ -115,23 +144,20 @@ final class CoherentCopies {
                     delayCentre: Double, into out: UnsafeMutablePointer<Float>) {
         let S = WatermarkFormat.symbolsPerCopy
         let pps = WatermarkFormat.pairsPerSymbol
-        // Cross-spectra of the first two copies at every candidate tone, each normalised by its
-        // floors and compressed (square root of its magnitude) so no single host partial rules.
+        // Cross-spectra of the first two copies at every candidate tone (the stored bins are
+        // already divided by √floor), compressed to the square root of their magnitude so no
+        // single host partial rules.
         var n = 0
         func addTerm(_ p: ToneEnergyFrame.Probe, _ a: Int, _ b: Int) {
-            let k = Int(p.bin) - firstBin
-            guard p.bin >= 0, k >= 0, k < binCount, n < capacity else { return }
-            let fa = ToneEnergyFrame.floor(p, blocks: floors + a * blockCount)
-            let fb = ToneEnergyFrame.floor(p, blocks: floors + b * blockCount)
-            guard fa > 0, fb > 0 else { return }
-            let x = spectra[a * binCount + k], y = spectra[b * binCount + k]
-            let (ar, ai, br, bi) = (x.x, x.y, y.x, y.y)
-            // b · conj(a) / √(fa fb)
-            let scale = 1 / (fa * fb).squareRoot()
-            var cr = (br * ar + bi * ai) * scale, ci = (bi * ar - br * ai) * scale
+            guard p.bin >= 0, Int(p.bin) < place.count, n < capacity else { return }
+            let j = Int(place[Int(p.bin)])
+            guard j >= 0 else { return }
+            let x = value(a, j), y = value(b, j)
+            // y · conj(x)
+            var cr = y.x * x.x + y.y * x.y, ci = y.y * x.x - y.x * x.y
             let m = (cr * cr + ci * ci).squareRoot()
             if m > 0 { let c = 1 / m.squareRoot(); cr *= c; ci *= c }
-            termBin[n] = Int32(k)
+            termBin[n] = p.bin
             termRe[n] = cr
             termIm[n] = ci
             n += 1
@@ -151,24 +177,25 @@ final class CoherentCopies {
                           step: Self.fineStep, stepRotation: fineStepRotation)
         lastDelay = delay
         setRotations(delay: delay)
-        // Coherent energies: Σ_copies X·e^(−iωτ·copy), over the sum of the copies' floors.
+        // Coherent energies: |Σ_copies X·e^(−iωτ·copy)|² over the sum of the copies' floors.
         let cap = ToneEnergyFrame.cap * Float(copies)
         var copyRows = [Int](repeating: 0, count: copies)
         for slot in 0..<S {
             for copy in 0..<copies { copyRows[copy] = frames[slot * copies + copy] % ringSize }
             func energy(_ p: ToneEnergyFrame.Probe) -> Float {
-                let k = Int(p.bin) - firstBin
-                guard p.bin >= 0, k >= 0, k < binCount else { return 0 }
-                let step = rotation(k)
+                guard p.bin >= 0, Int(p.bin) < place.count else { return 0 }
+                let j = Int(place[Int(p.bin)])
+                guard j >= 0 else { return 0 }
+                let step = rotation(Int(p.bin))
                 var c: Float = 1, s: Float = 0
                 var yr: Float = 0, yi: Float = 0, floor: Float = 0
                 for copy in 0..<copies {
                     let r = copyRows[copy]
-                    let x = spectra[r * binCount + k]
-                    let (xr, xi) = (x.x, x.y)
-                    yr += xr * c - xi * s
-                    yi += xr * s + xi * c
-                    floor += ToneEnergyFrame.floor(p, blocks: floors + r * blockCount)
+                    let f = ToneEnergyFrame.floor(p, blocks: floors + r * blockCount)
+                    let x = value(r, j) * f.squareRoot()
+                    yr += x.x * c - x.y * s
+                    yi += x.x * s + x.y * c
+                    floor += f
                     (c, s) = (c * step.x - s * step.y, c * step.y + s * step.x)
                 }
                 let power = yr * yr + yi * yi
@@ -181,7 +208,7 @@ final class CoherentCopies {
         }
     }
 
-    /// e^(−iωτ) at the delay of the last ``setRotations(delay:)``, for bin `firstBin + k`.
+    /// e^(−iωτ) at the delay of the last ``setRotations(delay:)``, for spectrum bin `k`.
     @inline(__always)
     private func rotation(_ k: Int) -> SIMD2<Float> {
         let a = coarseRotation[k >> 6], b = fineRotation[k & 63]
@@ -191,7 +218,7 @@ final class CoherentCopies {
     private func setRotations(delay: Double) {
         let w = -2 * Double.pi * binWidth * delay
         for a in coarseRotation.indices {
-            let angle = w * Double(firstBin + 64 * a)
+            let angle = w * Double(64 * a)
             coarseRotation[a] = SIMD2(cos(angle), sin(angle))
         }
         for b in 0..<64 { fineRotation[b] = SIMD2(cos(w * Double(b)), sin(w * Double(b))) }

@@ -18,7 +18,7 @@ import HarkFFT
 /// over N payloads instead of 2³², so the threshold drops (10.10 → 8.21 for N = 100, 7.63 for
 /// N = 1) and weaker or shorter captures are heard.
 ///
-/// Memory is constant (6.7 MB at 48 kHz, plus 432 bytes per catalogue entry). Not thread-safe.
+/// Memory is constant (2.4 MB at 48 kHz, plus 432 bytes per catalogue entry). Not thread-safe.
 public final class WatermarkDetector {
     /// One symbol: a frame that spans a whole symbol catches all of a tone's energy (a 0.32 s
     /// frame caught less and read 13 % lower scores on the bench's rooms and 35 % on noise hosts).
@@ -103,8 +103,11 @@ public final class WatermarkDetector {
     private var nextFrameStart = 0        // absolute index where the next frame begins
     private var frameCount = 0
     /// Pair differences per frame, `ringSize` rows of `entrySize` values
-    /// ([scale][slot][position][pair] flattened), one allocation for the detector's life.
-    private let ring: UnsafeMutablePointer<Float>
+    /// ([scale][slot][position][pair] flattened), one allocation for the detector's life. Kept
+    /// as 16-bit integers in units of ``pairUnit`` (a pair lies within ±cap), which halves the
+    /// detector's largest buffer; scores do not depend on the unit.
+    private let ring: UnsafeMutablePointer<Int16>
+    static let pairUnit = ToneEnergyFrame.cap / 32_000
     private let ringSize: Int
     private let framesPerSymbol: Int
     private var lastReport: [WatermarkPayload: Double] = [:]
@@ -149,10 +152,6 @@ public final class WatermarkDetector {
                                 highestFrequency: min(WatermarkFormat.highestFrequency * maxScale, 0.49 * sampleRate))
         framesPerSymbol = Int((WatermarkFormat.symbolDuration / Self.hopDuration).rounded())
         ringSize = (Self.maxCopies * WatermarkFormat.symbolsPerCopy) * framesPerSymbol + 1
-        coherent = CoherentCopies(firstBin: tones.firstBin, lastBin: min(tones.lastBin, size / 2),
-                                  blockCount: tones.blockCount(spectrumBins: size / 2 + 1), ringSize: ringSize,
-                                  binWidth: sampleRate / Double(size),
-                                  termCapacity: 2 * WatermarkFormat.symbolsPerCopy * WatermarkFormat.pairsPerSymbol)
         ring = .allocate(capacity: ringSize * Self.entrySize)
         ring.initialize(repeating: 0, count: ringSize * Self.entrySize)
         for scale in Self.clockScales {
@@ -166,6 +165,10 @@ public final class WatermarkDetector {
                 }
             }
         }
+        coherent = CoherentCopies(probes: probes.flatMap { [$0.0, $0.1] }, tones: tones, spectrumBins: size / 2 + 1,
+                                  blockCount: tones.blockCount(spectrumBins: size / 2 + 1), ringSize: ringSize,
+                                  binWidth: sampleRate / Double(size),
+                                  termCapacity: 2 * WatermarkFormat.symbolsPerCopy * WatermarkFormat.pairsPerSymbol)
     }
 
     /// The highest score of any codeword the decoder returned so far, whether or not its CRC
@@ -176,7 +179,7 @@ public final class WatermarkDetector {
 
     /// Bytes held by the detector's buffers (for the 10 MB budget).
     public var stateBytes: Int {
-        ringSize * Self.entrySize * 4 + samples.capacity * 4 + fft.size * 12
+        ringSize * Self.entrySize * 2 + samples.capacity * 4 + fft.size * 12
             + probes.count * MemoryLayout<(ToneEnergyFrame.Probe, ToneEnergyFrame.Probe)>.stride
             + catalogueSigns.count * MemoryLayout<SIMD16<Float>>.stride + coherent.stateBytes
     }
@@ -189,7 +192,7 @@ public final class WatermarkDetector {
 
     /// The pair values of frame `frame` (which must still be in the ring).
     @inline(__always)
-    private func row(_ frame: Int) -> UnsafeMutablePointer<Float> {
+    private func row(_ frame: Int) -> UnsafeMutablePointer<Int16> {
         ring + (frame % ringSize) * Self.entrySize
     }
 
@@ -237,7 +240,7 @@ public final class WatermarkDetector {
         coherent.store(frame: frameCount, spectrum: fft.spectrum, blockFloors: tones.blockFloor)
         let out = row(frameCount)
         for (i, p) in probes.enumerated() {
-            out[i] = tones.energy(p.1) - tones.energy(p.0)
+            out[i] = Int16(((tones.energy(p.1) - tones.energy(p.0)) / Self.pairUnit).rounded())
         }
     }
 
@@ -275,7 +278,7 @@ public final class WatermarkDetector {
                         let r = row(frameFor(slot: slot, rotation: rotation, copy: 0, copies: copies, newest: newest))
                             + base + slot * pps
                         let v = values + slot * pps
-                        for i in 0..<pps { v[i] += r[i] }
+                        for i in 0..<pps { v[i] += Float(r[i]) }
                     }
                     let bound = Self.bound(values)
                     let candidate = Candidate(scale: scale, copies: copies, rotation: rotation, proxy: bound)
@@ -351,7 +354,7 @@ public final class WatermarkDetector {
         for copy in 0..<c.copies {
             for slot in 0..<S {
                 let r = row(frameFor(slot: slot, rotation: c.rotation, copy: copy, copies: c.copies, newest: newest)) + base + slot * pps
-                for i in 0..<pps { values[slot * pps + i] += r[i] }
+                for i in 0..<pps { values[slot * pps + i] += Float(r[i]) }
             }
         }
     }
