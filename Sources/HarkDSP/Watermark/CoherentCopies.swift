@@ -30,7 +30,7 @@ final class CoherentCopies {
 
     /// The bins kept (absolute indices, ascending), and for each spectrum bin its place among
     /// them (−1: not kept).
-    let bins: [Int]
+    private let bins: [Int]
     private let place: [Int32]
     /// Where to read the floor of each kept bin.
     private let binProbes: [ToneEnergyFrame.Probe]

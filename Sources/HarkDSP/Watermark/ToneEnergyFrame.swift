@@ -76,14 +76,6 @@ struct ToneEnergyFrame {
         }
     }
 
-    private func floor(at k: Int) -> Float {
-        let position = Double(k - firstBin - Self.blockBins / 2) / Double(Self.blockBins)
-        let i = max(0, min(blockFloor.count - 1, Int(position.rounded(.down))))
-        let j = min(blockFloor.count - 1, i + 1)
-        let frac = Float(max(0, min(1, position - Double(i))))
-        return blockFloor[i] + (blockFloor[j] - blockFloor[i]) * frac
-    }
-
     /// Where to read a tone: its centre bin and how to interpolate the floor there.
     struct Probe {
         var bin: Int32
@@ -123,16 +115,10 @@ struct ToneEnergyFrame {
         return power.withUnsafeBufferPointer { pw in
             blockFloor.withUnsafeBufferPointer { bf in
                 let e = pw[k]
-                let a = bf[Int(p.block)], b = bf[Int(p.next)]
-                let f = a + (b - a) * p.frac
+                let f = Self.floor(p, blocks: bf.baseAddress!)
                 if f <= 0 { return e > 0 ? Self.cap : 0 }
                 return min(e / f, Self.cap)
             }
         }
-    }
-
-    /// Normalised energy at `frequency` Hz (0 when there is no signal at all).
-    func energy(at frequency: Double) -> Float {
-        energy(probe(at: frequency, spectrumBins: power.count))
     }
 }

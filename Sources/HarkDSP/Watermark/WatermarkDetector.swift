@@ -31,9 +31,6 @@ public final class WatermarkDetector {
     static let decodesPerHop = 4
     /// Candidates matched against the catalogue per hop (matching is cheaper than decoding).
     static let catalogueChecksPerHop = 16
-    /// Multi-copy candidates whose copies are also added coherently, per hop: the one with the
-    /// highest bound (on the living-room bench two found no more than one, at 20 % more cost).
-    static let coherentPerHop = 1
     /// Alignments that may be scored per hour of audio: hops × scales × rotations × (copies, plus
     /// the coherent sum of every alignment of two copies or more, any of which may be chosen).
     public static let candidatesPerHour: Double =
@@ -259,9 +256,10 @@ public final class WatermarkDetector {
         let pps = WatermarkFormat.pairsPerSymbol
         var candidates: [Candidate] = []
         candidates.reserveCapacity(Self.clockScales.count * Self.maxCopies * S)
-        // The multi-copy alignments with the highest bounds, whatever the threshold: adding
-        // their copies coherently may lift them over it.
-        var multiCopy: [Candidate] = []
+        // The multi-copy alignment with the highest bound, whatever the threshold: adding its
+        // copies coherently may lift it over (on the bench, the two highest found no more than
+        // the highest alone, at 20 % more cost).
+        var bestMultiCopy: Candidate?
         let newest = frameCount
         for scale in 0..<Self.clockScales.count {
             let base = scale * Self.valuesPerScale
@@ -284,14 +282,7 @@ public final class WatermarkDetector {
                     let candidate = Candidate(scale: scale, copies: copies, rotation: rotation, proxy: bound)
                     // Candidates that cannot reach the threshold are not worth decoding.
                     if Double(bound) >= threshold { candidates.append(candidate) }
-                    if copies > 1, bound.isFinite {
-                        if multiCopy.count < Self.coherentPerHop {
-                            multiCopy.append(candidate)
-                        } else if let worst = multiCopy.indices.min(by: { multiCopy[$0].proxy < multiCopy[$1].proxy }),
-                                  bound > multiCopy[worst].proxy {
-                            multiCopy[worst] = candidate
-                        }
-                    }
+                    if copies > 1, bound > bestMultiCopy?.proxy ?? -1 { bestMultiCopy = candidate }
                 }
             }
         }
@@ -305,7 +296,7 @@ public final class WatermarkDetector {
             fill(candidate, newest: newest)
             consider(candidate)
         }
-        for var candidate in multiCopy {
+        if var candidate = bestMultiCopy {
             candidate.coherent = true
             fill(candidate, newest: newest)
             if Double(Self.bound(values)) >= threshold { consider(candidate) }
