@@ -44,7 +44,11 @@ let package = Package(
         .target(name: "HarkCapture", dependencies: ["CALSA", "CALSAShim"]),
         .target(name: "HarkFFT", dependencies: ["CFFTW"]),
         .target(name: "HarkSoundFile", dependencies: ["CSndFile"]),
-        .target(name: "HarkDSP", dependencies: ["HarkFFT"]),
+        // Optimised in debug builds too: unoptimised, the watermark detector's vector code runs
+        // at about 2.5x real time (190x optimised), too slow for harkd to keep up with the
+        // 2x-real-time capture the daemon tests feed it (the tests build everything in debug).
+        .target(name: "HarkDSP", dependencies: ["HarkFFT"],
+                swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         .target(name: "HarkEngine", dependencies: ["HarkDSP", "HarkSoundFile"]),
         .target(
             name: "HarkDaemon",

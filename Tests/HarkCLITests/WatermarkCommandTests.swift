@@ -58,13 +58,13 @@ import Testing
     }
 
     @Test func catalogueHearsWeakerMarksAndOnlyItsOwn() throws {
-        // 5 s of pink noise marked 5.5 dB under the default strength: too weak to decode openly,
+        // 5 s of pink noise marked 6.25 dB under the default strength: too weak to decode openly,
         // enough against a catalogue that names it (threshold 7.72 for two payloads, not 10.10;
-        // −25 to −26 dB do this here, −24.5 decodes openly, −26.5 is heard by neither).
+        // −25.75 to −26.75 dB do this here, −25.5 decodes openly, −27 is heard by neither).
         let host = dir.file("pink.wav")
-        #expect(try Hark.run(["generate", "pink", host, "--duration", "5", "--seed", "3"]).status == 0)
+        #expect(try Hark.run(["generate", "pink", host, "--duration", "5", "--seed", "4"]).status == 0)
         let marked = dir.file("weak.wav")
-        #expect(try Hark.run(["embed", host, marked, "--payload", "cafe0003", "--strength", "-25.5"]).status == 0)
+        #expect(try Hark.run(["embed", host, marked, "--payload", "cafe0003", "--strength", "-26.25"]).status == 0)
         #expect(try Hark.run(["detect", "--json", marked]).stdout.isEmpty)
         let run = try Hark.run(["detect", "--json", "--catalogue", "c0ffee42,cafe0003", marked])
         #expect(run.status == 0, "\(run.stderr)")

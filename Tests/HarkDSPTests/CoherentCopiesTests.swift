@@ -30,11 +30,14 @@ import Testing
         let bins = tones.lastBin + 1
         let blocks = tones.blockCount(spectrumBins: bins)
         let format = WatermarkFormat(key: .demo)
+        // In the detector's order (PairLayout), and for each slot the indices of its probes.
         var probes: [(ToneEnergyFrame.Probe, ToneEnergyFrame.Probe)] = []
-        for slot in 0..<S {
-            for position in 0..<WatermarkFormat.bitsPerSymbol {
-                for pair in 0..<WatermarkFormat.pairsPerBit {
+        var ofSlot = [[Int]](repeating: [], count: S)
+        for pair in 0..<WatermarkFormat.pairsPerBit {
+            for slot in 0..<S {
+                for position in 0..<WatermarkFormat.bitsPerSymbol {
                     let f = format.frequency[slot][position][pair]
+                    ofSlot[slot].append(probes.count)
                     probes.append((tones.probe(at: f[0], spectrumBins: bins), tones.probe(at: f[1], spectrumBins: bins)))
                 }
             }
@@ -50,22 +53,23 @@ import Testing
             let phases = (0..<pps).map { _ in 2 * Double.pi * rng.unit() }
             for copy in 0..<2 {
                 var spectrum = (0..<bins).map { _ in rng.complex(power: 1) }
-                for i in 0..<pps {
-                    let k = Int(probes[slot * pps + i].1.bin)
+                for (i, p) in ofSlot[slot].enumerated() {
+                    let k = Int(probes[p].1.bin)
                     let angle = phases[i] + 2 * Double.pi * Double(k) * binWidth * delay * Double(copy)
                     spectrum[k] += SIMD2(Float(cos(angle)), Float(sin(angle)))
                 }
                 let frame = copy * S + slot
                 frames.append(frame)
                 spectrum.withUnsafeMutableBufferPointer { copies.store(frame: frame, spectrum: $0, blockFloors: floors) }
-                for i in 0..<pps {
+                for p in ofSlot[slot] {
                     let e = { (k: Int32) in min((spectrum[Int(k)].x * spectrum[Int(k)].x + spectrum[Int(k)].y * spectrum[Int(k)].y) / floors[0],
                                                  ToneEnergyFrame.cap) }
-                    energies[slot * pps + i] += e(probes[slot * pps + i].1.bin) - e(probes[slot * pps + i].0.bin)
+                    energies[p] += e(probes[p].1.bin) - e(probes[p].0.bin)
                 }
             }
         }
-        var out = [Float](repeating: 0, count: S * pps)
+        // Padding lanes stay zero and count for nothing in the scores below.
+        var out = [Float](repeating: 0, count: PairLayout.valueCount)
         probes.withUnsafeBufferPointer { p in
             out.withUnsafeMutableBufferPointer { copies.pairValues(frames: frames, copies: 2, probes: p, delayCentre: centre, into: $0.baseAddress!) }
         }

@@ -121,7 +121,9 @@ final class CoherentCopies {
         for j in 0..<binCount {
             let floor = ToneEnergyFrame.floor(binProbes[j], blocks: f)
             let v = floor > 0 ? spectrum[bins[j]] * (Self.quantum / floor.squareRoot()) : .zero
-            row[j] = SIMD2(Int8(clamping: Int(v.x.rounded())), Int8(clamping: Int(v.y.rounded())))
+            // Rounded half away from zero, without a call into libm; beyond a byte, clamped.
+            let r = v + SIMD2(v.x < 0 ? -0.5 : 0.5, v.y < 0 ? -0.5 : 0.5)
+            row[j] = SIMD2(Int8(clamping: Int32(max(-200, min(200, r.x)))), Int8(clamping: Int32(max(-200, min(200, r.y)))))
         }
     }
 
@@ -137,13 +139,12 @@ final class CoherentCopies {
     ///
     /// - Parameters:
     ///   - frames: for each slot, the frame of each copy, oldest first (`frames[slot * copies + copy]`).
-    ///   - probes: the alignment's clock scale's probes, `pairsPerSymbol` per slot.
+    ///   - probes: the alignment's clock scale's probes, in ``PairLayout/ringIndex(slot:position:pair:)`` order.
     ///   - delayCentre: the copy-to-copy delay its clock scale implies, seconds.
-    ///   - out: `symbolsPerCopy × pairsPerSymbol` values.
+    ///   - out: the pair values, at ``PairLayout/valueIndex(slot:position:pair:)`` (other entries untouched).
     func pairValues(frames: [Int], copies: Int, probes: UnsafeBufferPointer<(ToneEnergyFrame.Probe, ToneEnergyFrame.Probe)>,
                     delayCentre: Double, into out: UnsafeMutablePointer<Float>) {
         let S = WatermarkFormat.symbolsPerCopy
-        let pps = WatermarkFormat.pairsPerSymbol
         // Cross-spectra of the first two copies at every candidate tone (the stored bins are
         // already divided by √floor), compressed to the square root of their magnitude so no
         // single host partial rules.
@@ -164,9 +165,12 @@ final class CoherentCopies {
         }
         for slot in 0..<S {
             let a = frames[slot * copies] % ringSize, b = frames[slot * copies + 1] % ringSize
-            for i in 0..<pps {
-                addTerm(probes[slot * pps + i].0, a, b)
-                addTerm(probes[slot * pps + i].1, a, b)
+            for pair in 0..<WatermarkFormat.pairsPerBit {
+                for position in 0..<WatermarkFormat.bitsPerSymbol {
+                    let p = probes[PairLayout.ringIndex(slot: slot, position: position, pair: pair)]
+                    addTerm(p.0, a, b)
+                    addTerm(p.1, a, b)
+                }
             }
         }
         // Padding terms count for nothing.
@@ -201,9 +205,11 @@ final class CoherentCopies {
                 let power = yr * yr + yi * yi
                 return floor > 0 ? min(power / floor, cap) : (power > 0 ? cap : 0)
             }
-            for i in 0..<pps {
-                let pair = probes[slot * pps + i]
-                out[slot * pps + i] = energy(pair.1) - energy(pair.0)
+            for pair in 0..<WatermarkFormat.pairsPerBit {
+                for position in 0..<WatermarkFormat.bitsPerSymbol {
+                    let p = probes[PairLayout.ringIndex(slot: slot, position: position, pair: pair)]
+                    out[PairLayout.valueIndex(slot: slot, position: position, pair: pair)] = energy(p.1) - energy(p.0)
+                }
             }
         }
     }

@@ -22,12 +22,17 @@ struct ToneEnergyFrame {
     let lastBin: Int
     private let halfWidthBins: Int
     private var scratch: [Float] = []
+    /// The interior blocks' windows, all `halfWidthBins + 1` values long, go through this 16 at a time.
+    private let network: MedianNetwork
+    private var wires: [SIMD16<Float>]
 
     init(binWidth: Double, lowestFrequency: Double, highestFrequency: Double) {
         self.binWidth = binWidth
         halfWidthBins = max(4, Int((Self.floorHalfWidth / binWidth).rounded()))
         firstBin = max(1, Int(lowestFrequency / binWidth) - halfWidthBins - 2)
         lastBin = Int(highestFrequency / binWidth) + halfWidthBins + 2
+        network = MedianNetwork(count: halfWidthBins + 1)
+        wires = [SIMD16<Float>](repeating: .zero, count: network.wireCount)
     }
 
     /// Takes the power spectrum (bins 0…) and computes the floor.
@@ -42,15 +47,36 @@ struct ToneEnergyFrame {
                 let v = spectrum[k]
                 pw[k] = v.x * v.x + v.y * v.y
             }
+            if scratch.count < half + 1 { scratch = [Float](repeating: 0, count: half + 1) }
+            // Every other bin of ±half: neighbours of a Hann-windowed spectrum are correlated, so
+            // this halves the work and leaves the median almost unchanged.
+            let network = network
             blockFloor.withUnsafeMutableBufferPointer { floors in
-                for b in 0..<blocks {
-                    let centre = first + b * Self.blockBins + Self.blockBins / 2
-                    let lo = max(first, centre - half), hi = min(top, centre + half)
-                    // Every other bin: neighbours of a Hann-windowed spectrum are correlated, so
-                    // this halves the work and leaves the median almost unchanged.
-                    scratch.removeAll(keepingCapacity: true)
-                    for k in stride(from: lo, through: hi, by: 2) { scratch.append(pw[k]) }
-                    floors[b] = Self.median(&scratch)
+                // Blocks whose window lies inside the loaded bins, 16 at a time.
+                var interior: [Int] = []
+                scratch.withUnsafeMutableBufferPointer { window in
+                    for b in 0..<blocks {
+                        let centre = first + b * Self.blockBins + Self.blockBins / 2
+                        if centre - half >= first, centre + half <= top { interior.append(b); continue }
+                        let lo = max(first, centre - half), hi = min(top, centre + half)
+                        var n = 0
+                        for k in stride(from: lo, through: hi, by: 2) { window[n] = pw[k]; n += 1 }
+                        floors[b] = Self.median(UnsafeMutableBufferPointer(rebasing: window[0..<n]))
+                    }
+                }
+                wires.withUnsafeMutableBufferPointer { w in
+                    let lanes = UnsafeMutableRawPointer(w.baseAddress!).assumingMemoryBound(to: Float.self)
+                    var start = 0
+                    while start < interior.count {
+                        let group = interior[start..<min(start + 16, interior.count)]
+                        for (lane, b) in group.enumerated() {
+                            let lo = first + b * Self.blockBins + Self.blockBins / 2 - half
+                            for i in 0..<network.count { lanes[i * 16 + lane] = pw[lo + 2 * i] }
+                        }
+                        let medians = network.medians(w.baseAddress!)
+                        for (lane, b) in group.enumerated() { floors[b] = medians[lane] }
+                        start += 16
+                    }
                 }
             }
         }
@@ -58,22 +84,20 @@ struct ToneEnergyFrame {
 
     /// The median of `values` (reordered in place), by Hoare's selection: linear time, where
     /// sorting each window cost a quarter of the detector's time.
-    static func median(_ values: inout [Float]) -> Float {
-        let k = values.count / 2
-        var lo = 0, hi = values.count - 1
-        return values.withUnsafeMutableBufferPointer { v in
-            while lo < hi {
-                let pivot = v[(lo + hi) / 2]
-                var i = lo, j = hi
-                while i <= j {
-                    while v[i] < pivot { i += 1 }
-                    while v[j] > pivot { j -= 1 }
-                    if i <= j { v.swapAt(i, j); i += 1; j -= 1 }
-                }
-                if k <= j { hi = j } else if k >= i { lo = i } else { break }
+    static func median(_ v: UnsafeMutableBufferPointer<Float>) -> Float {
+        let k = v.count / 2
+        var lo = 0, hi = v.count - 1
+        while lo < hi {
+            let pivot = v[(lo + hi) / 2]
+            var i = lo, j = hi
+            while i <= j {
+                while v[i] < pivot { i += 1 }
+                while v[j] > pivot { j -= 1 }
+                if i <= j { v.swapAt(i, j); i += 1; j -= 1 }
             }
-            return v[k]
+            if k <= j { hi = j } else if k >= i { lo = i } else { break }
         }
+        return v[k]
     }
 
     /// Where to read a tone: its centre bin and how to interpolate the floor there.
@@ -107,17 +131,26 @@ struct ToneEnergyFrame {
         return a + (b - a) * p.frac
     }
 
-    /// Normalised energy at a probed tone (0 when there is no signal at all).
-    @inline(__always)
-    func energy(_ p: Probe) -> Float {
-        let k = Int(p.bin)
-        guard k >= 0 else { return 0 }
-        return power.withUnsafeBufferPointer { pw in
+    /// For every pair of probed tones, side 1's normalised energy minus side 0's, in units of
+    /// `unit` rounded to a byte (normalised energy: power over the floor, capped; 0 when there
+    /// is no signal at all). With `unit` ≥ cap / 127 every difference fits.
+    func pairDifferences(_ pairs: UnsafeBufferPointer<(Probe, Probe)>, unit: Float, into out: UnsafeMutablePointer<Int8>) {
+        power.withUnsafeBufferPointer { pw in
             blockFloor.withUnsafeBufferPointer { bf in
-                let e = pw[k]
-                let f = Self.floor(p, blocks: bf.baseAddress!)
-                if f <= 0 { return e > 0 ? Self.cap : 0 }
-                return min(e / f, Self.cap)
+                let blocks = bf.baseAddress!
+                @inline(__always) func energy(_ p: Probe) -> Float {
+                    let k = Int(p.bin)
+                    guard k >= 0 else { return 0 }
+                    let e = pw[k], f = Self.floor(p, blocks: blocks)
+                    if f <= 0 { return e > 0 ? Self.cap : 0 }
+                    return min(e / f, Self.cap)
+                }
+                let scale = 1 / unit
+                for (i, p) in pairs.enumerated() {
+                    // Rounded half away from zero, without a call into libm.
+                    let x = (energy(p.1) - energy(p.0)) * scale
+                    out[i] = Int8(clamping: Int32(x + (x < 0 ? -0.5 : 0.5)))
+                }
             }
         }
     }
