@@ -15,7 +15,7 @@ import Testing
             for _ in 0..<50 {
                 // Exponential powers rounded to eighths (so with ties), as a floor window holds.
                 var windows = (0..<16).map { _ in (0..<count).map { _ in Float((-log(1 - unit()) * 8).rounded()) / 8 } }
-                for i in 0..<count { for lane in 0..<16 { wires[i][lane] = windows[lane][i] } }
+                for i in 0..<count { for lane in 0..<16 { wires[network.firstInput + i][lane] = windows[lane][i] } }
                 let medians = wires.withUnsafeMutableBufferPointer { network.medians($0.baseAddress!) }
                 for lane in 0..<16 {
                     let expected = windows[lane].withUnsafeMutableBufferPointer { ToneEnergyFrame.median($0) }

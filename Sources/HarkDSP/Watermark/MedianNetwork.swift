@@ -8,9 +8,10 @@
 struct MedianNetwork {
     /// Values per window.
     let count: Int
+    /// The wire holding a window's first value (the values fill `count` wires from here).
+    let firstInput: Int
     /// The padded width (a power of two) and where the median lands in it.
     private let width: Int
-    private let lowPadding: Int
     private let rank: Int
     private let comparators: [(Int, Int)]
 
@@ -20,8 +21,8 @@ struct MedianNetwork {
         var width = 1
         while width < count { width *= 2 }
         self.width = width
-        lowPadding = (width - count) / 2
-        rank = lowPadding + count / 2
+        firstInput = (width - count) / 2
+        rank = firstInput + count / 2
         // Batcher's odd–even merge sort: merges of sorted runs of length p, comparing elements
         // k apart that lie in the same merge of 2p.
         var all: [(Int, Int)] = []
@@ -54,13 +55,12 @@ struct MedianNetwork {
     /// Number of vectors `wires` must hold.
     var wireCount: Int { width }
 
-    /// The medians of 16 windows. `wires[i]` holds value `i` of every window (lane = window) for
-    /// `i < count`; the rest is scratch. The wires are reordered in the process.
+    /// The medians of 16 windows. `wires[firstInput + i]` holds value `i` of every window
+    /// (lane = window) for `i < count`; the other wires are padding, set here. The wires are
+    /// reordered in the process.
     func medians(_ wires: UnsafeMutablePointer<SIMD16<Float>>) -> SIMD16<Float> {
-        // Move the values past the low padding, then pad.
-        for i in stride(from: count - 1, through: 0, by: -1) { wires[i + lowPadding] = wires[i] }
-        for i in 0..<lowPadding { wires[i] = SIMD16(repeating: -.infinity) }
-        for i in (lowPadding + count)..<width { wires[i] = SIMD16(repeating: .infinity) }
+        for i in 0..<firstInput { wires[i] = SIMD16(repeating: -.infinity) }
+        for i in (firstInput + count)..<width { wires[i] = SIMD16(repeating: .infinity) }
         comparators.withUnsafeBufferPointer { network in
             for (a, b) in network {
                 let x = wires[a], y = wires[b]

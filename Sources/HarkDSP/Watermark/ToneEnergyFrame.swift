@@ -49,33 +49,36 @@ struct ToneEnergyFrame {
             }
             if scratch.count < half + 1 { scratch = [Float](repeating: 0, count: half + 1) }
             // Every other bin of ±half: neighbours of a Hann-windowed spectrum are correlated, so
-            // this halves the work and leaves the median almost unchanged.
+            // this halves the work and leaves the median almost unchanged. Blocks whose window
+            // lies wholly inside the loaded bins (all but a few at each end) go through the
+            // network 16 at a time; the others, with shorter windows, through selection.
+            let centre0 = first + Self.blockBins / 2
+            let interiorStart = min(blocks, max(0, (half - Self.blockBins / 2 + Self.blockBins - 1) / Self.blockBins))
+            let span = top - centre0 - half
+            let interiorEnd = max(interiorStart, span < 0 ? 0 : min(blocks, span / Self.blockBins + 1))
             let network = network
             blockFloor.withUnsafeMutableBufferPointer { floors in
-                // Blocks whose window lies inside the loaded bins, 16 at a time.
-                var interior: [Int] = []
                 scratch.withUnsafeMutableBufferPointer { window in
-                    for b in 0..<blocks {
-                        let centre = first + b * Self.blockBins + Self.blockBins / 2
-                        if centre - half >= first, centre + half <= top { interior.append(b); continue }
+                    func edge(_ b: Int) {
+                        let centre = centre0 + b * Self.blockBins
                         let lo = max(first, centre - half), hi = min(top, centre + half)
                         var n = 0
                         for k in stride(from: lo, through: hi, by: 2) { window[n] = pw[k]; n += 1 }
                         floors[b] = Self.median(UnsafeMutableBufferPointer(rebasing: window[0..<n]))
                     }
+                    for b in 0..<interiorStart { edge(b) }
+                    for b in interiorEnd..<blocks { edge(b) }
                 }
                 wires.withUnsafeMutableBufferPointer { w in
-                    let lanes = UnsafeMutableRawPointer(w.baseAddress!).assumingMemoryBound(to: Float.self)
-                    var start = 0
-                    while start < interior.count {
-                        let group = interior[start..<min(start + 16, interior.count)]
-                        for (lane, b) in group.enumerated() {
-                            let lo = first + b * Self.blockBins + Self.blockBins / 2 - half
-                            for i in 0..<network.count { lanes[i * 16 + lane] = pw[lo + 2 * i] }
+                    let lanes = UnsafeMutableRawPointer(w.baseAddress! + network.firstInput).assumingMemoryBound(to: Float.self)
+                    for start in stride(from: interiorStart, to: interiorEnd, by: 16) {
+                        let group = start..<min(start + 16, interiorEnd)
+                        for b in group {
+                            let lo = centre0 + b * Self.blockBins - half
+                            for i in 0..<network.count { lanes[i * 16 + b - start] = pw[lo + 2 * i] }
                         }
                         let medians = network.medians(w.baseAddress!)
-                        for (lane, b) in group.enumerated() { floors[b] = medians[lane] }
-                        start += 16
+                        for b in group { floors[b] = medians[b - start] }
                     }
                 }
             }

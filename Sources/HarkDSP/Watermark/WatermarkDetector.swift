@@ -18,7 +18,7 @@ import HarkFFT
 /// over N payloads instead of 2³², so the threshold drops (10.10 → 8.21 for N = 100, 7.63 for
 /// N = 1) and weaker or shorter captures are heard.
 ///
-/// Memory is constant (2.4 MB at 48 kHz, plus 432 bytes per catalogue entry). Not thread-safe.
+/// Memory is constant (2.1 MB at 48 kHz, plus 448 bytes per catalogue entry). Not thread-safe.
 public final class WatermarkDetector {
     /// One symbol: a frame that spans a whole symbol catches all of a tone's energy (a 0.32 s
     /// frame caught less and read 13 % lower scores on the bench's rooms and 35 % on noise hosts).
@@ -269,7 +269,7 @@ public final class WatermarkDetector {
             for rotation in 0..<S {
                 // The window's copies, newest last, are nested: k copies are the newest of k + 1.
                 // So the pair sums grow one copy at a time.
-                for i in 0..<PairLayout.valueCount { values[i] = 0 }
+                values.update(repeating: 0, count: PairLayout.valueCount)
                 for copies in 1...Self.maxCopies {
                     guard newest - (copies * S - 1) * framesPerSymbol >= 0 else { break }
                     // The best score any codeword could reach here. Each pair carries one keyed
@@ -342,7 +342,7 @@ public final class WatermarkDetector {
             // 2π·f·scale·(that − 2.4 s / scale) between them, since f·2.4 s is whole.
             let interval = Double(S * framesPerSymbol * hopLength) / sampleRate
             let centre = interval - WatermarkFormat.copyDuration / Self.clockScales[c.scale]
-            for i in 0..<PairLayout.valueCount { values[i] = 0 }
+            values.update(repeating: 0, count: PairLayout.valueCount)
             probes.withUnsafeBufferPointer { all in
                 let slice = UnsafeBufferPointer(rebasing: all[(c.scale * S * pps)..<((c.scale + 1) * S * pps)])
                 coherent.pairValues(frames: frames, copies: c.copies, probes: slice, delayCentre: centre, into: values)
@@ -350,7 +350,7 @@ public final class WatermarkDetector {
             return
         }
         let base = c.scale * Self.valuesPerScale
-        for i in 0..<PairLayout.valueCount { values[i] = 0 }
+        values.update(repeating: 0, count: PairLayout.valueCount)
         for copy in 0..<c.copies {
             for slot in 0..<S {
                 addSlot(slot, from: row(frameFor(slot: slot, rotation: c.rotation, copy: copy, copies: c.copies, newest: newest)) + base)
