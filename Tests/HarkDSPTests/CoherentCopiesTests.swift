@@ -3,8 +3,8 @@ import Testing
 @testable import HarkDSP
 
 /// `CoherentCopies` on synthetic spectra: unit-power complex noise in every bin, and for every
-/// pair a tone on its side-1 bin as strong as the noise, whose phase turns by ω·τ from one copy
-/// to the next (a capture clock 100 ppm fast turns it by ω · 240 µs).
+/// pair a tone on its side-1 bin (as strong as the noise unless told otherwise), whose phase
+/// turns by ω·τ from one copy to the next (a capture clock 100 ppm fast turns it by ω · 240 µs).
 @Suite struct CoherentCopiesTests {
     private struct Gaussian {
         var state: UInt64
@@ -23,9 +23,10 @@ import Testing
     private let binWidth = 2.5
     private let delay = 240e-6
 
-    /// Pair values of two copies from `CoherentCopies` (told to scan around `centre`) and, for
-    /// comparison, the same spectra's capped energies added copy by copy.
-    private func values(centre: Double, seed: UInt64) -> (coherent: [Float], energies: [Float], delay: Double) {
+    /// Pair values of `copyCount` copies from `CoherentCopies` (told to scan around `centre`) and,
+    /// for comparison, the same spectra's capped energies added copy by copy.
+    private func values(centre: Double, seed: UInt64, copyCount: Int = 2,
+                        tonePower: Double = 1) -> (coherent: [Float], energies: [Float], delay: Double) {
         let tones = ToneEnergyFrame(binWidth: binWidth, lowestFrequency: 300, highestFrequency: 6000)
         let bins = tones.lastBin + 1
         let blocks = tones.blockCount(spectrumBins: bins)
@@ -43,7 +44,8 @@ import Testing
             }
         }
         let copies = CoherentCopies(probes: probes.flatMap { [$0.0, $0.1] }, tones: tones, spectrumBins: bins,
-                                    blockCount: blocks, ringSize: 16, binWidth: binWidth, termCapacity: 2 * S * pps)
+                                    blockCount: blocks, ringSize: 32, binWidth: binWidth,
+                                    termCapacity: 2 * S * pps * (copyCount - 1))
         var rng = Gaussian(state: seed)
         // The median of unit-mean exponential power, as the detector's floor would read it.
         let floors = [Float](repeating: Float(log(2.0)), count: blocks)
@@ -51,15 +53,15 @@ import Testing
         var energies = [Float](repeating: 0, count: S * pps)
         for slot in 0..<S {
             let phases = (0..<pps).map { _ in 2 * Double.pi * rng.unit() }
-            for copy in 0..<2 {
+            for copy in 0..<copyCount {
                 var spectrum = (0..<bins).map { _ in rng.complex(power: 1) }
                 for (i, p) in ofSlot[slot].enumerated() {
                     let k = Int(probes[p].1.bin)
                     let angle = phases[i] + 2 * Double.pi * Double(k) * binWidth * delay * Double(copy)
-                    spectrum[k] += SIMD2(Float(cos(angle)), Float(sin(angle)))
+                    spectrum[k] += SIMD2(Float(cos(angle)), Float(sin(angle))) * Float(tonePower.squareRoot())
                 }
                 let frame = copy * S + slot
-                frames.append(frame)
+                frames.append(frame)   // slot-major, as pairValues(frames:) reads them
                 spectrum.withUnsafeMutableBufferPointer { copies.store(frame: frame, spectrum: $0, blockFloors: floors) }
                 for p in ofSlot[slot] {
                     let e = { (k: Int32) in min((spectrum[Int(k)].x * spectrum[Int(k)].x + spectrum[Int(k)].y * spectrum[Int(k)].y) / floors[0],
@@ -71,7 +73,7 @@ import Testing
         // Padding lanes stay zero and count for nothing in the scores below.
         var out = [Float](repeating: 0, count: PairLayout.valueCount)
         probes.withUnsafeBufferPointer { p in
-            out.withUnsafeMutableBufferPointer { copies.pairValues(frames: frames, copies: 2, probes: p, delayCentre: centre, into: $0.baseAddress!) }
+            out.withUnsafeMutableBufferPointer { copies.pairValues(frames: frames, copies: copyCount, probes: p, delayCentre: centre, into: $0.baseAddress!) }
         }
         return (out, energies, copies.lastDelay)
     }
@@ -92,6 +94,20 @@ import Testing
             let (zc, ze) = (score(coherent), score(energies))
             #expect(zc > 1.03 * ze, "seed \(seed): coherent \(zc), energies \(ze)")
         }
+    }
+
+    @Test func everyPairOfCopiesHelpsFindTheDelay() {
+        // Tones 8 dB under the noise: two copies' cross-spectra alone put the delay hundreds of
+        // µs off for several seeds; with four copies, all six pairs of copies (three lags) agree
+        // on it.
+        var missesWithTwo = 0
+        for seed: UInt64 in 1...12 {
+            let two = values(centre: delay + 0.3e-3, seed: seed, copyCount: 2, tonePower: 0.15).delay
+            let four = values(centre: delay + 0.3e-3, seed: seed, copyCount: 4, tonePower: 0.15).delay
+            if abs(two - delay) > 100e-6 { missesWithTwo += 1 }
+            #expect(abs(four - delay) <= 20e-6, "seed \(seed): four copies put the delay at \(four)")
+        }
+        #expect(missesWithTwo >= 3, "two copies missed only \(missesWithTwo) of 12: the case is too easy to show anything")
     }
 
     @Test func withoutTheRightDelayTheCopiesCancel() {
