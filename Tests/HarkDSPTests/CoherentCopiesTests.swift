@@ -25,8 +25,9 @@ import Testing
 
     /// Pair values of `copyCount` copies from `CoherentCopies` (told to scan around `centre`) and,
     /// for comparison, the same spectra's capped energies added copy by copy.
-    private func values(centre: Double, seed: UInt64, copyCount: Int = 2,
-                        tonePower: Double = 1) -> (coherent: [Float], energies: [Float], delay: Double) {
+    /// `lastCopyNoise` scales the noise power of the newest copy (and the floor it reads).
+    private func values(centre: Double, seed: UInt64, copyCount: Int = 2, tonePower: Double = 1,
+                        lastCopyNoise: Double = 1) -> (coherent: [Float], energies: [Float], delay: Double) {
         let tones = ToneEnergyFrame(binWidth: binWidth, lowestFrequency: 300, highestFrequency: 6000)
         let bins = tones.lastBin + 1
         let blocks = tones.blockCount(spectrumBins: bins)
@@ -45,16 +46,18 @@ import Testing
         }
         let copies = CoherentCopies(probes: probes.flatMap { [$0.0, $0.1] }, tones: tones, spectrumBins: bins,
                                     blockCount: blocks, ringSize: 32, binWidth: binWidth,
-                                    termCapacity: 2 * S * pps * (copyCount - 1))
+                                    termCapacity: 2 * S * pps)
         var rng = Gaussian(state: seed)
         // The median of unit-mean exponential power, as the detector's floor would read it.
-        let floors = [Float](repeating: Float(log(2.0)), count: blocks)
+        let quietFloors = [Float](repeating: Float(log(2.0)), count: blocks)
         var frames: [Int] = []
         var energies = [Float](repeating: 0, count: S * pps)
         for slot in 0..<S {
             let phases = (0..<pps).map { _ in 2 * Double.pi * rng.unit() }
             for copy in 0..<copyCount {
-                var spectrum = (0..<bins).map { _ in rng.complex(power: 1) }
+                let noise = copy == copyCount - 1 ? lastCopyNoise : 1
+                let floors = quietFloors.map { $0 * Float(noise) }
+                var spectrum = (0..<bins).map { _ in rng.complex(power: noise) }
                 for (i, p) in ofSlot[slot].enumerated() {
                     let k = Int(probes[p].1.bin)
                     let angle = phases[i] + 2 * Double.pi * Double(k) * binWidth * delay * Double(copy)
@@ -108,6 +111,19 @@ import Testing
             #expect(abs(four - delay) <= 20e-6, "seed \(seed): four copies put the delay at \(four)")
         }
         #expect(missesWithTwo >= 3, "two copies missed only \(missesWithTwo) of 12: the case is too easy to show anything")
+    }
+
+    @Test func aLoudCopyDoesNotDrownTheQuietOne() {
+        // The second copy's floor is 20 dB higher (the host loud at that moment). Entering re its
+        // own floor it adds little, and it must not bury the first copy's tones either: the
+        // score stays near that of the energies added copy by copy (6.1-6.9 against 7.4-8.4).
+        // Added in raw amplitude over the sum of the floors, the tones would stand at 4 / 101 of
+        // the noise instead of 1 / 1, and the score would fall near zero.
+        for seed: UInt64 in [1, 2, 3] {
+            let (coherent, energies, _) = values(centre: delay, seed: seed, lastCopyNoise: 100)
+            let (zc, ze) = (score(coherent), score(energies))
+            #expect(zc > 0.6 * ze, "seed \(seed): coherent \(zc), energies \(ze)")
+        }
     }
 
     @Test func withoutTheRightDelayTheCopiesCancel() {

@@ -12,12 +12,12 @@ import Foundation
 /// The one thing that changes between copies is the capture clock: an offset ε turns a tone at f
 /// by 2π·f·ε·2.4 s per copy, 1.4 turns at 6 kHz for 100 ppm, far finer than the detector's
 /// clock-scale steps. The turn is linear in frequency, so it is one delay τ per alignment,
-/// found by scanning τ for the largest real part of the copies' cross-spectra, every pair of
-/// copies c < d turned back by e^(−iω(d − c)τ), summed over the alignment's candidate tones. A
-/// tone's cross-spectrum has no phase of its own once turned back (the frames are exactly a copy
-/// apart), so the real part, not the magnitude, is what the true τ maximises, and every pair of
-/// copies adds evidence: with three or four copies the scan finds τ where the first two alone
-/// missed it (stadium, 10 s: 22.5 → 31.9 % detected; an oracle that knew the true τ, 35.0 %).
+/// found by scanning τ for the largest real part of the cross-spectra of each copy with the next
+/// (all of them, not only the first two), turned back by e^(−iωτ) and summed over the
+/// alignment's candidate tones. A tone's cross-spectrum has no phase of its own once turned back
+/// (the frames are exactly a copy apart), so the real part, not the magnitude, is what the true τ
+/// maximises; and with three or four copies every adjacent pair adds evidence where the first
+/// two alone often missed (the bench's stadium with a catalogue, 10 s: 20.6 → 28.7 % detected).
 /// That scan treats both tones of every pair alike, so the score it leads to keeps its keyed
 /// coins and its false-detection bound.
 ///
@@ -52,11 +52,11 @@ final class CoherentCopies {
     /// Every frame's kept bins, real and imaginary parts side by side (one cache line per read).
     private let spectra: UnsafeMutablePointer<SIMD2<Int8>>
     private let binCount: Int
+    /// The newest frame's block floors (stored bins are already divided by theirs).
     private let floors: UnsafeMutablePointer<Float>
     /// Scratch for one alignment's cross-spectrum terms, padded to whole SIMD vectors.
     private let capacity: Int
     private let termBin: UnsafeMutablePointer<Int32>
-    private let termLag: UnsafeMutablePointer<Int32>
     private let termRe: UnsafeMutablePointer<Float>
     private let termIm: UnsafeMutablePointer<Float>
     private let phasorRe: UnsafeMutablePointer<Float>
@@ -87,12 +87,11 @@ final class CoherentCopies {
         self.ringSize = ringSize
         self.binWidth = binWidth
         spectra = .allocate(capacity: ringSize * max(1, binCount))
-        floors = .allocate(capacity: ringSize * blockCount)
+        floors = .allocate(capacity: max(1, blockCount))
         spectra.initialize(repeating: .zero, count: ringSize * max(1, binCount))
-        floors.initialize(repeating: 0, count: ringSize * blockCount)
+        floors.initialize(repeating: 0, count: max(1, blockCount))
         capacity = (termCapacity + 7) / 8 * 8
         termBin = .allocate(capacity: capacity)
-        termLag = .allocate(capacity: capacity)
         termRe = .allocate(capacity: capacity)
         termIm = .allocate(capacity: capacity)
         phasorRe = .allocate(capacity: capacity)
@@ -114,16 +113,16 @@ final class CoherentCopies {
         spectra.deallocate()
         for p in [floors, termRe, termIm, phasorRe, phasorIm, stepRe, stepIm] { p.deallocate() }
         termBin.deallocate()
-        termLag.deallocate()
     }
 
     var stateBytes: Int {
-        ringSize * (binCount * 2 + blockCount * 4) + capacity * 7 * 4 + place.count * 20 + binCount * 24
+        ringSize * binCount * 2 + blockCount * 4 + capacity * 7 * 4 + place.count * 20 + binCount * 24
     }
 
-    /// Stores frame `frame`'s kept bins (from a spectrum of bins 0…) and its block floors.
+    /// Stores frame `frame`'s kept bins (from a spectrum of bins 0…), each divided by the square
+    /// root of its floor.
     func store(frame: Int, spectrum: UnsafeMutableBufferPointer<SIMD2<Float>>, blockFloors: [Float]) {
-        let f = floors + (frame % ringSize) * blockCount
+        let f = floors
         for b in 0..<min(blockCount, blockFloors.count) { f[b] = blockFloors[b] }
         let row = spectra + (frame % ringSize) * binCount
         for j in 0..<binCount {
@@ -153,31 +152,29 @@ final class CoherentCopies {
     func pairValues(frames: [Int], copies: Int, probes: UnsafeBufferPointer<(ToneEnergyFrame.Probe, ToneEnergyFrame.Probe)>,
                     delayCentre: Double, into out: UnsafeMutablePointer<Float>) {
         let S = WatermarkFormat.symbolsPerCopy
-        // Cross-spectra of every pair of copies at every candidate tone (the stored bins are
+        // Cross-spectra of each copy with the next at every candidate tone (the stored bins are
         // already divided by √floor), each compressed to the square root of its magnitude so no
-        // single host partial rules, summed per tone and copy lag.
+        // single host partial rules, summed per tone. Copies two or three apart add nothing
+        // measurable (one detection in 1 280 on the bench) for twice the work.
         var n = 0
         var rows = [Int](repeating: 0, count: copies)
         func addTerm(_ p: ToneEnergyFrame.Probe) {
-            guard p.bin >= 0, Int(p.bin) < place.count else { return }
+            guard p.bin >= 0, Int(p.bin) < place.count, n < capacity else { return }
             let j = Int(place[Int(p.bin)])
             guard j >= 0 else { return }
-            for lag in 1..<copies where n < capacity {
-                var sr: Float = 0, si: Float = 0
-                for c in 0..<(copies - lag) {
-                    let x = value(rows[c], j), y = value(rows[c + lag], j)
-                    // y · conj(x)
-                    var cr = y.x * x.x + y.y * x.y, ci = y.y * x.x - y.x * x.y
-                    let m = (cr * cr + ci * ci).squareRoot()
-                    if m > 0 { let k = 1 / m.squareRoot(); cr *= k; ci *= k }
-                    sr += cr; si += ci
-                }
-                termBin[n] = p.bin
-                termLag[n] = Int32(lag)
-                termRe[n] = sr
-                termIm[n] = si
-                n += 1
+            var sr: Float = 0, si: Float = 0
+            for c in 1..<copies {
+                let x = value(rows[c - 1], j), y = value(rows[c], j)
+                // y · conj(x)
+                var cr = y.x * x.x + y.y * x.y, ci = y.y * x.x - y.x * x.y
+                let m = (cr * cr + ci * ci).squareRoot()
+                if m > 0 { let k = 1 / m.squareRoot(); cr *= k; ci *= k }
+                sr += cr; si += ci
             }
+            termBin[n] = p.bin
+            termRe[n] = sr
+            termIm[n] = si
+            n += 1
         }
         for slot in 0..<S {
             for c in 0..<copies { rows[c] = frames[slot * copies + c] % ringSize }
@@ -190,15 +187,19 @@ final class CoherentCopies {
             }
         }
         // Padding terms count for nothing.
-        while n % 8 != 0 { termBin[n] = 0; termLag[n] = 1; termRe[n] = 0; termIm[n] = 0; n += 1 }
+        while n % 8 != 0 { termBin[n] = 0; termRe[n] = 0; termIm[n] = 0; n += 1 }
         var delay = bestDelay(terms: n, from: delayCentre - Self.delayRange, through: delayCentre + Self.delayRange,
                               step: Self.coarseStep, stepRotation: coarseStepRotation)
         delay = bestDelay(terms: n, from: delay - Self.coarseStep, through: delay + Self.coarseStep,
                           step: Self.fineStep, stepRotation: fineStepRotation)
         lastDelay = delay
         setRotations(delay: delay)
-        // Coherent energies: |Σ_copies X·e^(−iωτ·copy)|² over the sum of the copies' floors.
+        // Coherent energies: |Σ_copies (X/√floor)·e^(−iωτ·copy)|² / copies. Each copy enters re
+        // its own floor, so a copy whose floor is high (the host or the room's noise loud at that
+        // moment) weighs less than under |Σ X|² / Σ floor; on the bench's living room at SNR
+        // 0 dB that read 1-4 points better at 6 and 10 s, open and with a catalogue.
         let cap = ToneEnergyFrame.cap * Float(copies)
+        let perCopy = 1 / Float(copies)
         var copyRows = [Int](repeating: 0, count: copies)
         for slot in 0..<S {
             for copy in 0..<copies { copyRows[copy] = frames[slot * copies + copy] % ringSize }
@@ -208,18 +209,14 @@ final class CoherentCopies {
                 guard j >= 0 else { return 0 }
                 let step = rotation(Int(p.bin))
                 var c: Float = 1, s: Float = 0
-                var yr: Float = 0, yi: Float = 0, floor: Float = 0
+                var yr: Float = 0, yi: Float = 0
                 for copy in 0..<copies {
-                    let r = copyRows[copy]
-                    let f = ToneEnergyFrame.floor(p, blocks: floors + r * blockCount)
-                    let x = value(r, j) * f.squareRoot()
+                    let x = value(copyRows[copy], j)
                     yr += x.x * c - x.y * s
                     yi += x.x * s + x.y * c
-                    floor += f
                     (c, s) = (c * step.x - s * step.y, c * step.y + s * step.x)
                 }
-                let power = yr * yr + yi * yi
-                return floor > 0 ? min(power / floor, cap) : (power > 0 ? cap : 0)
+                return min((yr * yr + yi * yi) * perCopy, cap)
             }
             for pair in 0..<WatermarkFormat.pairsPerBit {
                 for position in 0..<WatermarkFormat.bitsPerSymbol {
@@ -246,20 +243,14 @@ final class CoherentCopies {
         for b in 0..<64 { fineRotation[b] = SIMD2(cos(w * Double(b)), sin(w * Double(b))) }
     }
 
-    /// The delay on the grid `from`…`through` (by `step`) that maximises Re Σ term · e^(−iω·lag·τ).
+    /// The delay on the grid `from`…`through` (by `step`) that maximises Re Σ term · e^(−iωτ).
     private func bestDelay(terms n: Int, from start: Double, through end: Double, step: Double,
                            stepRotation: [SIMD2<Float>]) -> Double {
         let steps = Int(((end - start) / step).rounded()) + 1
         setRotations(delay: start)
         for j in 0..<n {
             let k = Int(termBin[j])
-            // A lag of L copies turns L times as far.
-            var r = rotation(k), q = stepRotation[k]
-            let r1 = r, q1 = q
-            for _ in 1..<max(1, Int(termLag[j])) {
-                r = SIMD2(r.x * r1.x - r.y * r1.y, r.x * r1.y + r.y * r1.x)
-                q = SIMD2(q.x * q1.x - q.y * q1.y, q.x * q1.y + q.y * q1.x)
-            }
+            let r = rotation(k), q = stepRotation[k]
             phasorRe[j] = r.x; phasorIm[j] = r.y
             stepRe[j] = q.x; stepIm[j] = q.y
         }

@@ -170,7 +170,7 @@ public final class WatermarkDetector {
         coherent = CoherentCopies(probes: probes.flatMap { [$0.0, $0.1] }, tones: tones, spectrumBins: size / 2 + 1,
                                   blockCount: tones.blockCount(spectrumBins: size / 2 + 1), ringSize: ringSize,
                                   binWidth: sampleRate / Double(size),
-                                  termCapacity: 2 * WatermarkFormat.symbolsPerCopy * WatermarkFormat.pairsPerSymbol * (Self.maxCopies - 1))
+                                  termCapacity: 2 * WatermarkFormat.symbolsPerCopy * WatermarkFormat.pairsPerSymbol)
     }
 
     /// The highest score of any codeword the decoder returned so far, whether or not its CRC
