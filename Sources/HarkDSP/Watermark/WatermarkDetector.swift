@@ -18,7 +18,7 @@ import HarkFFT
 /// over N payloads instead of 2³², so the threshold drops (10.10 → 8.21 for N = 100, 7.63 for
 /// N = 1) and weaker or shorter captures are heard.
 ///
-/// Memory is constant (2.1 MB at 48 kHz, plus 448 bytes per catalogue entry). Not thread-safe.
+/// Memory is constant (2.0 MB at 48 kHz, plus 448 bytes per catalogue entry). Not thread-safe.
 public final class WatermarkDetector {
     /// One symbol: a frame that spans a whole symbol catches all of a tone's energy (a 0.32 s
     /// frame caught less and read 13 % lower scores on the bench's rooms and 35 % on noise hosts).
