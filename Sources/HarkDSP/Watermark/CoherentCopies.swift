@@ -35,8 +35,8 @@ final class CoherentCopies {
     /// A coherent energy is capped at this many times the copies, lower than a single frame's
     /// cap of 6 (``ToneEnergyFrame/cap``): a host partial that holds across copies adds up in
     /// the coherent sum as a tone does. Swept on the bench's hosts through the living room (SNR
-    /// 10 and 0 dB, open and with a catalogue) and the stadium, 1 280 trials: 2 → 846 detected,
-    /// 3 → 866, 3.5 → 867, 4 → 864, 5 → 856, 6 → 844, 9 → 809.
+    /// 10 and 0 dB, open and with a catalogue) and the stadium (signals/watermark-bench-weak.json,
+    /// 1 280 trials): 2 → 846 detected, 3 → 866, 3.5 → 867, 4 → 864, 5 → 856, 6 → 844, 9 → 809.
     static let capPerCopy: Float = 4
     static let fineStep = 10e-6
 
