@@ -48,8 +48,8 @@ final class CoherentCopies {
     private let binProbes: [ToneEnergyFrame.Probe]
     /// A kept bin's value, re √floor, in units of 1/``quantum``: noise reads about ±16, the
     /// rounding adds noise 40 dB under it, and a tone up to 18 dB over the floor fits, beyond the
-    /// cap of its energy (6 per copy, 7.8 dB). Bytes rather than floats keep harkd in its memory
-    /// budget.
+    /// cap of its coherent energy (4 per copy, 6 dB). Bytes rather than floats keep harkd in its
+    /// memory budget.
     static let quantum: Float = 16
     /// The copy-to-copy delay found for the last alignment, seconds.
     private(set) var lastDelay = 0.0
