@@ -59,8 +59,6 @@ final class CoherentCopies {
     /// Every frame's kept bins, real and imaginary parts side by side (one cache line per read).
     private let spectra: UnsafeMutablePointer<SIMD2<Int8>>
     private let binCount: Int
-    /// The newest frame's block floors (stored bins are already divided by theirs).
-    private let floors: UnsafeMutablePointer<Float>
     /// Scratch for one alignment's cross-spectrum terms, padded to whole SIMD vectors.
     private let capacity: Int
     private let termBin: UnsafeMutablePointer<Int32>
@@ -94,9 +92,7 @@ final class CoherentCopies {
         self.ringSize = ringSize
         self.binWidth = binWidth
         spectra = .allocate(capacity: ringSize * max(1, binCount))
-        floors = .allocate(capacity: max(1, blockCount))
         spectra.initialize(repeating: .zero, count: ringSize * max(1, binCount))
-        floors.initialize(repeating: 0, count: max(1, blockCount))
         capacity = (termCapacity + 7) / 8 * 8
         termBin = .allocate(capacity: capacity)
         termRe = .allocate(capacity: capacity)
@@ -118,26 +114,27 @@ final class CoherentCopies {
 
     deinit {
         spectra.deallocate()
-        for p in [floors, termRe, termIm, phasorRe, phasorIm, stepRe, stepIm] { p.deallocate() }
+        for p in [termRe, termIm, phasorRe, phasorIm, stepRe, stepIm] { p.deallocate() }
         termBin.deallocate()
     }
 
     var stateBytes: Int {
-        ringSize * binCount * 2 + blockCount * 4 + capacity * 7 * 4 + place.count * 20 + binCount * 24
+        ringSize * binCount * 2 + capacity * 7 * 4 + place.count * 20 + binCount * 24
     }
 
     /// Stores frame `frame`'s kept bins (from a spectrum of bins 0…), each divided by the square
-    /// root of its floor.
+    /// root of its floor (`blockFloors`: the frame's floor per block, ``blockCount`` of them).
     func store(frame: Int, spectrum: UnsafeMutableBufferPointer<SIMD2<Float>>, blockFloors: [Float]) {
-        let f = floors
-        for b in 0..<min(blockCount, blockFloors.count) { f[b] = blockFloors[b] }
+        precondition(blockFloors.count >= blockCount)
         let row = spectra + (frame % ringSize) * binCount
-        for j in 0..<binCount {
-            let floor = ToneEnergyFrame.floor(binProbes[j], blocks: f)
-            let v = floor > 0 ? spectrum[bins[j]] * (Self.quantum / floor.squareRoot()) : .zero
-            // Rounded half away from zero, without a call into libm; beyond a byte, clamped.
-            let r = v + SIMD2(v.x < 0 ? -0.5 : 0.5, v.y < 0 ? -0.5 : 0.5)
-            row[j] = SIMD2(Int8(clamping: Int32(max(-200, min(200, r.x)))), Int8(clamping: Int32(max(-200, min(200, r.y)))))
+        blockFloors.withUnsafeBufferPointer { f in
+            for j in 0..<binCount {
+                let floor = ToneEnergyFrame.floor(binProbes[j], blocks: f.baseAddress!)
+                let v = floor > 0 ? spectrum[bins[j]] * (Self.quantum / floor.squareRoot()) : .zero
+                // Rounded half away from zero, without a call into libm; beyond a byte, clamped.
+                let r = v + SIMD2(v.x < 0 ? -0.5 : 0.5, v.y < 0 ? -0.5 : 0.5)
+                row[j] = SIMD2(Int8(clamping: Int32(max(-200, min(200, r.x)))), Int8(clamping: Int32(max(-200, min(200, r.y)))))
+            }
         }
     }
 
@@ -159,19 +156,21 @@ final class CoherentCopies {
     func pairValues(frames: [Int], copies: Int, probes: UnsafeBufferPointer<(ToneEnergyFrame.Probe, ToneEnergyFrame.Probe)>,
                     delayCentre: Double, into out: UnsafeMutablePointer<Float>) {
         let S = WatermarkFormat.symbolsPerCopy
+        // Ring rows, as `frames` (slot-major), for both passes below.
+        let rows = frames.map { $0 % ringSize }
+        var base = 0   // rows[base + c]: copy c of the slot in hand
         // Cross-spectra of each copy with the next at every candidate tone (the stored bins are
         // already divided by √floor), each compressed to the square root of its magnitude so no
         // single host partial rules, summed per tone. Copies two or three apart add nothing
         // measurable (one detection in 1 280 on the bench) for twice the work.
         var n = 0
-        var rows = [Int](repeating: 0, count: copies)
         func addTerm(_ p: ToneEnergyFrame.Probe) {
             guard p.bin >= 0, Int(p.bin) < place.count, n < capacity else { return }
             let j = Int(place[Int(p.bin)])
             guard j >= 0 else { return }
             var sr: Float = 0, si: Float = 0
             for c in 1..<copies {
-                let x = value(rows[c - 1], j), y = value(rows[c], j)
+                let x = value(rows[base + c - 1], j), y = value(rows[base + c], j)
                 // y · conj(x)
                 var cr = y.x * x.x + y.y * x.y, ci = y.y * x.x - y.x * x.y
                 let m = (cr * cr + ci * ci).squareRoot()
@@ -184,7 +183,7 @@ final class CoherentCopies {
             n += 1
         }
         for slot in 0..<S {
-            for c in 0..<copies { rows[c] = frames[slot * copies + c] % ringSize }
+            base = slot * copies
             for pair in 0..<WatermarkFormat.pairsPerBit {
                 for position in 0..<WatermarkFormat.bitsPerSymbol {
                     let p = probes[PairLayout.ringIndex(slot: slot, position: position, pair: pair)]
@@ -207,9 +206,8 @@ final class CoherentCopies {
         // 0 dB that read 1-4 points better at 6 and 10 s, open and with a catalogue.
         let cap = Self.capPerCopy * Float(copies)
         let perCopy = 1 / Float(copies)
-        var copyRows = [Int](repeating: 0, count: copies)
         for slot in 0..<S {
-            for copy in 0..<copies { copyRows[copy] = frames[slot * copies + copy] % ringSize }
+            base = slot * copies
             func energy(_ p: ToneEnergyFrame.Probe) -> Float {
                 guard p.bin >= 0, Int(p.bin) < place.count else { return 0 }
                 let j = Int(place[Int(p.bin)])
@@ -218,7 +216,7 @@ final class CoherentCopies {
                 var c: Float = 1, s: Float = 0
                 var yr: Float = 0, yi: Float = 0
                 for copy in 0..<copies {
-                    let x = value(copyRows[copy], j)
+                    let x = value(rows[base + copy], j)
                     yr += x.x * c - x.y * s
                     yi += x.x * s + x.y * c
                     (c, s) = (c * step.x - s * step.y, c * step.y + s * step.x)
