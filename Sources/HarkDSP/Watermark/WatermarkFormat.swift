@@ -6,8 +6,8 @@ import Foundation
 /// - A **copy** of the payload lasts 2.4 s: 6 symbols of 0.4 s. Copies repeat back to back, so
 ///   any 2.8 s of marked audio holds every symbol of one copy (possibly the end of one copy and
 ///   the start of the next, which the detector reassembles).
-/// - Each **symbol** carries 18 coded bits. Each coded bit owns 5 **tone pairs**; for each pair
-///   the embedder plays the tone of side "1" or side "0". The 180 candidate frequencies of a
+/// - Each **symbol** carries 18 coded bits. Each coded bit owns 4 **tone pairs**; for each pair
+///   the embedder plays the tone of side "1" or side "0". The 144 candidate frequencies of a
 ///   symbol are drawn by the key from a grid over 300 Hz – 6 kHz that is densest where critical
 ///   bands are widest (``grid``).
 /// - The payload (32 bits) plus a CRC-16 and a 6-bit tail is convolutionally coded (rate 1/2,
@@ -61,13 +61,13 @@ public struct WatermarkFormat: Sendable {
     }()
     /// Candidate frequencies of one symbol are at least this many grid steps apart. Neighbours
     /// are allowed: 10 Hz is 4 bins of the detector's 2.5 Hz, where a tone's leakage through the
-    /// Hann window is under −31 dB, and a symbol's 180 candidates need most of the 282 points.
+    /// Hann window is under −31 dB, and a symbol's 144 candidates need half of the 282 points.
     static let minimumSeparation = 1
     /// Each symbol's tones ramp up and down over this long (raised cosine).
     public static let rampDuration = 0.03
     static let infoBits = WatermarkPayload.bitCount + 16
     static let codedBits = 2 * (infoBits + ConvolutionalCode.memory)   // 108
-    static var pairsPerSymbol: Int { bitsPerSymbol * pairsPerBit }       // 90
+    static var pairsPerSymbol: Int { bitsPerSymbol * pairsPerBit }       // 72
 
     public let key: WatermarkKey
     /// `frequency[slot][position][pair][side]` in Hz; side 1 is played for a coded 1.
