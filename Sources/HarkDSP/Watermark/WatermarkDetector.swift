@@ -342,7 +342,7 @@ public final class WatermarkDetector {
             // 2π·f·scale·(that − 2.4 s / scale) between them, since f·2.4 s is whole.
             let interval = Double(S * framesPerSymbol * hopLength) / sampleRate
             let centre = interval - WatermarkFormat.copyDuration / Self.clockScales[c.scale]
-            values.update(repeating: 0, count: PairLayout.valueCount)
+            // Every pair's entry is written; the padding lanes are never written, so stay zero.
             probes.withUnsafeBufferPointer { all in
                 let slice = UnsafeBufferPointer(rebasing: all[(c.scale * S * pps)..<((c.scale + 1) * S * pps)])
                 coherent.pairValues(frames: frames, copies: c.copies, probes: slice, delayCentre: centre, into: values)

@@ -59,10 +59,6 @@ public struct WatermarkFormat: Sendable {
         }
         return points
     }()
-    /// Candidate frequencies of one symbol are at least this many grid steps apart. Neighbours
-    /// are allowed: 10 Hz is 4 bins of the detector's 2.5 Hz, where a tone's leakage through the
-    /// Hann window is under −31 dB, and a symbol's 144 candidates need half of the 282 points.
-    static let minimumSeparation = 1
     /// Each symbol's tones ramp up and down over this long (raised cosine).
     public static let rampDuration = 0.03
     static let infoBits = WatermarkPayload.bitCount + 16
@@ -83,13 +79,12 @@ public struct WatermarkFormat: Sendable {
         var frequency: [[[[Double]]]] = []
         var phase: [[[[Double]]]] = []
         for slot in 0..<Self.symbolsPerCopy {
+            // A symbol's candidates are distinct grid points, neighbours allowed: 10 Hz is 4 bins
+            // of the detector's 2.5 Hz, where a tone's leakage through the Hann window is under
+            // −31 dB, and a symbol's 144 candidates need half of the 282 points.
             var stream = KeyedStream(key: key.bytes, label: "tones/\(slot)")
-            var chosen: [Int] = []
-            for g in stream.permutation(grid.count) {
-                if chosen.allSatisfy({ abs($0 - g) >= Self.minimumSeparation }) { chosen.append(g) }
-                if chosen.count == 2 * Self.pairsPerSymbol { break }
-            }
-            precondition(chosen.count == 2 * Self.pairsPerSymbol, "the grid cannot hold a symbol's tones")
+            precondition(grid.count >= 2 * Self.pairsPerSymbol, "the grid cannot hold a symbol's tones")
+            let chosen = Array(stream.permutation(grid.count).prefix(2 * Self.pairsPerSymbol))
             var phases = KeyedStream(key: key.bytes, label: "phases/\(slot)")
             var f: [[[Double]]] = [], p: [[[Double]]] = []
             var next = 0
