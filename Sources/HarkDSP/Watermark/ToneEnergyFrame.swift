@@ -136,8 +136,11 @@ struct ToneEnergyFrame {
 
     /// For every pair of probed tones, side 1's normalised energy minus side 0's, in units of
     /// `unit` rounded to a byte (normalised energy: power over the floor, capped; 0 when there
-    /// is no signal at all). With `unit` ≥ cap / 127 every difference fits.
-    func pairDifferences(_ pairs: UnsafeBufferPointer<(Probe, Probe)>, unit: Float, into out: UnsafeMutablePointer<Int8>) {
+    /// is no signal at all), and the two energies' sum. With `unit` ≥ cap / 127 every
+    /// difference fits. The difference changes sign with the side the key calls 1, the sum
+    /// does not.
+    func pairDifferences(_ pairs: UnsafeBufferPointer<(Probe, Probe)>, unit: Float, into out: UnsafeMutablePointer<Int8>,
+                         sums: UnsafeMutablePointer<Float>) {
         power.withUnsafeBufferPointer { pw in
             blockFloor.withUnsafeBufferPointer { bf in
                 let blocks = bf.baseAddress!
@@ -150,9 +153,12 @@ struct ToneEnergyFrame {
                 }
                 let scale = 1 / unit
                 for (i, p) in pairs.enumerated() {
-                    // Rounded half away from zero, without a call into libm.
-                    let x = (energy(p.1) - energy(p.0)) * scale
+                    let one = energy(p.1), zero = energy(p.0)
+                    // Rounded half away from zero (so a pair's two keyings give exactly opposite
+                    // values), without a call into libm.
+                    let x = (one - zero) * scale
                     out[i] = Int8(clamping: Int32(x + (x < 0 ? -0.5 : 0.5)))
+                    sums[i] = one + zero
                 }
             }
         }

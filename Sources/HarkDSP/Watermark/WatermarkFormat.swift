@@ -67,9 +67,9 @@ public struct WatermarkFormat: Sendable {
 
     public let key: WatermarkKey
     /// `frequency[slot][position][pair][side]` in Hz; side 1 is played for a coded 1.
-    let frequency: [[[[Double]]]]
+    private(set) var frequency: [[[[Double]]]]
     /// Starting phase (radians) of every candidate tone, same indexing.
-    let phase: [[[[Double]]]]
+    private(set) var phase: [[[[Double]]]]
     /// For each coded bit, its (slot, position).
     let placement: [(slot: Int, position: Int)]
 
@@ -106,6 +106,22 @@ public struct WatermarkFormat: Sendable {
         var interleave = KeyedStream(key: key.bytes, label: "placement")
         let positions = interleave.permutation(Self.symbolsPerCopy * Self.bitsPerSymbol)
         placement = (0..<Self.codedBits).map { (positions[$0] / Self.bitsPerSymbol, positions[$0] % Self.bitsPerSymbol) }
+    }
+
+    /// The same tones with the two sides of some pairs exchanged: what a key that drew the same
+    /// frequencies but other coins would give. Nothing the detector does before scoring a
+    /// codeword may depend on the sides (its false-detection bound rests on it); tests check this.
+    func swappingSides(where swap: (_ slot: Int, _ position: Int, _ pair: Int) -> Bool) -> WatermarkFormat {
+        var other = self
+        for slot in frequency.indices {
+            for position in frequency[slot].indices {
+                for pair in frequency[slot][position].indices where swap(slot, position, pair) {
+                    other.frequency[slot][position][pair].reverse()
+                    other.phase[slot][position][pair].reverse()
+                }
+            }
+        }
+        return other
     }
 
     /// The coded bit each (slot, position) carries for `payload`; positions no coded bit uses
