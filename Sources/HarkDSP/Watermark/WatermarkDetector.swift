@@ -256,9 +256,14 @@ public final class WatermarkDetector {
         tones.load(fft.spectrum)
         coherent.store(frame: frameCount, spectrum: fft.spectrum, blockFloors: tones.blockFloor)
         probes.withUnsafeBufferPointer { tones.pairDifferences($0, unit: Self.pairUnit, into: row(frameCount), sums: pairSums) }
-        // Evidence: each slot's pairs' energy sums, less what the frame's average candidate tone
-        // would give them. At the true alignment a slot's 144 candidates hold all of its symbol's
-        // 72 tones; any candidate set holds a quarter of them by chance, which the mean removes.
+        storeEvidence()
+    }
+
+    /// Turns the newest frame's pair energy sums into each slot's evidence: its pairs' sums, less
+    /// what the frame's average pair would give them. At the true alignment a slot's 144
+    /// candidates hold all of its symbol's 72 tones; any candidate set holds a quarter of the
+    /// tones sounding by chance, which the mean removes.
+    private func storeEvidence() {
         let S = WatermarkFormat.symbolsPerCopy
         let evidence = evidenceRing + (frameCount % ringSize) * Self.evidencePerFrame
         for scale in 0..<Self.clockScales.count {
@@ -332,7 +337,10 @@ public final class WatermarkDetector {
             }
         }
         strongestMulti?.coherent = true
-        lastScored = [strongest, strongestMulti].compactMap { $0 }
+        // Refilled in place: this runs 20 times a second.
+        lastScored.removeAll(keepingCapacity: true)
+        if let strongest { lastScored.append(strongest) }
+        if let strongestMulti { lastScored.append(strongestMulti) }
         var best: WatermarkDetection?
         for alignment in lastScored {
             fill(alignment, newest: newest)
