@@ -44,6 +44,9 @@ struct HarkdCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Watermark key file.", valueName: "path"))
     var keyFile: String?
 
+    @Option(help: ArgumentHelp("Watermark band: tv (default) or stadium; the embedder's.", valueName: "tv|stadium"))
+    var profile: String?
+
     @Option(help: ArgumentHelp("Payloads on air (hex, comma-separated): detect only these, at a lower threshold.", valueName: "hex,…"))
     var catalogue: String?
 
@@ -67,7 +70,7 @@ struct HarkdCommand: AsyncParsableCommand {
         var overrides: [(String, String)] = []
         for (key, value) in [("device", device), ("rate", rate.map(String.init)), ("channels", channels.map(String.init)),
                              ("format", format), ("mode", mode), ("socket", socket),
-                             ("report-interval", reportInterval.map { String($0) }), ("key", key), ("key-file", keyFile),
+                             ("report-interval", reportInterval.map { String($0) }), ("key", key), ("key-file", keyFile), ("profile", profile),
                              ("catalogue", catalogue), ("catalogue-file", catalogueFile),
                              ("calibration", calibration.map { String($0) })] {
             if let value { overrides.append((key, value)) }

@@ -57,6 +57,20 @@ import Testing
         #expect(try Hark.run(["detect", "--json", "--key-file", keyFile, marked]).stdout.contains("0000cafe"))
     }
 
+    @Test func profilesAreSeparateAndChecked() throws {
+        // A stadium mark is heard with --profile stadium, by detect and analyze, and not by
+        // the default TV profile; an unknown profile is refused.
+        let host = try music("host.wav")
+        let marked = dir.file("stadium.wav")
+        let embed = try Hark.run(["embed", host, marked, "--payload", "57ad", "--profile", "stadium"])
+        #expect(embed.status == 0, "\(embed.stderr)")
+        #expect(try Hark.run(["detect", "--json", marked]).stdout.isEmpty)
+        #expect(try Hark.run(["detect", "--json", "--profile", "stadium", marked]).stdout.contains("000057ad"))
+        #expect(try Hark.run(["analyze", "--json", "--profile", "stadium", marked]).stdout.contains(#""payload":"000057ad""#))
+        let bad = try Hark.run(["detect", "--profile", "arena", marked])
+        #expect(bad.status != 0 && bad.stderr.contains("arena"), "\(bad.stderr)")
+    }
+
     @Test func catalogueHearsWeakerMarksAndOnlyItsOwn() throws {
         // 5 s of pink noise marked 7.25 dB under the default strength: too weak to decode openly,
         // enough against a catalogue that names it (threshold 7.02 for two payloads, not 9.58;

@@ -64,14 +64,30 @@ import Testing
         #expect(a.placement.map(\.slot) == a2.placement.map(\.slot))
         // Every coded bit has its own place.
         #expect(Set(a.placement.map { $0.slot * 100 + $0.position }).count == WatermarkFormat.codedBits)
-        for slot in a.frequency {
-            let all = slot.flatMap { $0.flatMap { $0 } }.sorted()
-            #expect(all.count == 2 * WatermarkFormat.pairsPerSymbol)
-            #expect(all.first! >= 300 && all.last! < 6000)
-            // Distinct grid points, so at least 10 Hz (4 detector bins) apart.
-            let index = all.map { WatermarkFormat.grid.firstIndex(of: $0)! }
-            for (x, y) in zip(index, index.dropFirst()) { #expect(y - x >= 1) }
-            for (x, y) in zip(all, all.dropFirst()) { #expect(y - x >= 10 - 1e-9) }
+        for profile in WatermarkProfile.allCases {
+            let format = WatermarkFormat(key: WatermarkKey(text: "alpha"), profile: profile)
+            for slot in format.frequency {
+                let all = slot.flatMap { $0.flatMap { $0 } }.sorted()
+                #expect(all.count == 2 * WatermarkFormat.pairsPerSymbol)
+                #expect(all.first! >= profile.band.lowerBound && all.last! <= profile.band.upperBound)
+                // Distinct grid points, so at least 10 Hz (4 detector bins) apart.
+                let index = all.map { format.grid.firstIndex(of: $0)! }
+                for (x, y) in zip(index, index.dropFirst()) { #expect(y - x >= 1) }
+                for (x, y) in zip(all, all.dropFirst()) { #expect(y - x >= 10 - 1e-9) }
+            }
+        }
+    }
+
+    @Test func profileGridsSpanTheirBandsDensestWhereBandsAreWidest() {
+        for (profile, points) in [(WatermarkProfile.tv, 284), (.stadium, 402)] {
+            let grid = profile.grid
+            #expect(grid.count == points, "\(profile)")
+            #expect(grid.allSatisfy { $0.truncatingRemainder(dividingBy: WatermarkFormat.gridResolution) == 0 })
+            #expect(grid.first! >= profile.band.lowerBound && grid.first! < profile.band.lowerBound + 100)
+            #expect(grid.last! <= profile.band.upperBound && grid.last! > profile.band.upperBound - 20)
+            // Spacing follows the critical band: wide at the bottom, the grid's 10 Hz at the top.
+            #expect(grid[1] - grid[0] >= 50)
+            #expect(grid[grid.count - 1] - grid[grid.count - 2] == WatermarkFormat.gridResolution)
         }
     }
 

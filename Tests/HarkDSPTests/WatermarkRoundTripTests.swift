@@ -20,8 +20,9 @@ import Testing
     }
 
     /// Host + watermark at tone level `level` (linear, re critical-band RMS).
-    private func mark(_ x: [Float], payload: WatermarkPayload, key: WatermarkKey, level: Double = 0.22) throws -> [Float] {
-        let embedder = try WatermarkEmbedder(format: WatermarkFormat(key: key), payload: payload,
+    private func mark(_ x: [Float], payload: WatermarkPayload, key: WatermarkKey, level: Double = 0.22,
+                      profile: WatermarkProfile = .tv) throws -> [Float] {
+        let embedder = try WatermarkEmbedder(format: WatermarkFormat(key: key, profile: profile), payload: payload,
                                              sampleRate: Self.rate, level: level)
         var w: [Float] = []
         var i = 0
@@ -35,9 +36,10 @@ import Testing
         return zip(x, w).map(+)
     }
 
-    private func detect(_ y: [Float], key: WatermarkKey, block: Int = 1024,
-                        catalogue: [WatermarkPayload]? = nil) throws -> [WatermarkDetection] {
-        let detector = try WatermarkDetector(format: WatermarkFormat(key: key), sampleRate: Self.rate, catalogue: catalogue)
+    private func detect(_ y: [Float], key: WatermarkKey, block: Int = 1024, catalogue: [WatermarkPayload]? = nil,
+                        profile: WatermarkProfile = .tv) throws -> [WatermarkDetection] {
+        let detector = try WatermarkDetector(format: WatermarkFormat(key: key, profile: profile), sampleRate: Self.rate,
+                                             catalogue: catalogue)
         var found: [WatermarkDetection] = []
         var i = 0
         while i < y.count {
@@ -58,6 +60,21 @@ import Testing
         #expect(first.score >= WatermarkDetector.threshold)
         #expect(abs(first.start) < 0.1)    // the copy began at the first sample
         #expect(found.allSatisfy { $0.payload == payload })
+    }
+
+    @Test func stadiumProfileRoundTripAndSeparation() throws {
+        // The stadium profile's tones (600 Hz - 7.5 kHz) are found by a detector with that
+        // profile, and a TV detector with the same key hears nothing, nor the other way round.
+        let payload = WatermarkPayload(0x57AD1001)
+        let stadium = try mark(host("music", seconds: 8), payload: payload, key: .demo, profile: .stadium)
+        let found = try detect(stadium, key: .demo, profile: .stadium)
+        let first = try #require(found.first)
+        #expect(first.payload == payload)
+        #expect(first.time <= 3.0)
+        #expect(abs(first.start) < 0.1)
+        #expect(try detect(stadium, key: .demo).isEmpty)
+        let tv = try mark(host("music", seconds: 8), payload: payload, key: .demo)
+        #expect(try detect(tv, key: .demo, profile: .stadium).isEmpty)
     }
 
     @Test func noiseHostNeedsLongerButDecodes() throws {

@@ -18,6 +18,7 @@ import Testing
             socket = /tmp/x.sock
             socket-mode = 0600
             key = line 7 ads
+            profile = stadium
             calibration = 112.5
             """, source: "harkd.conf")
         #expect(c.capture.device == "hw:1,0" && c.capture.rate == 44_100 && c.capture.channels == 2 && c.capture.format == .s32)
@@ -25,12 +26,16 @@ import Testing
         #expect(c.captureSettings.periodFrames == 441)
         #expect(c.resolvedSocketPath == "/tmp/x.sock")
         #expect(c.calibration == 112.5 && c.watermarkKey.bytes == Array("line 7 ads".utf8))
+        #expect(c.watermarkProfile == .stadium && DaemonConfiguration().watermarkProfile == .tv)
     }
 
     @Test func errorsNameTheLine() {
         var c = DaemonConfiguration()
         #expect(throws: DaemonConfiguration.ParseError(source: "f", line: 2, message: "mode must be on-demand or continuous, not 'always'")) {
             try c.apply(file: "device = default\nmode = always\n", source: "f")
+        }
+        #expect(throws: DaemonConfiguration.ParseError(source: "f", line: 1, message: "profile must be tv or stadium, not 'arena'")) {
+            try c.apply(file: "profile = arena", source: "f")
         }
         #expect(throws: DaemonConfiguration.ParseError(source: "f", line: 1, message: "unknown setting 'volume'")) {
             try c.apply(file: "volume = 11", source: "f")

@@ -56,7 +56,7 @@ func throughput(audioSeconds: Double, _ body: () -> Void) -> Double {
 }
 
 func row(_ name: String, _ value: String) {
-    print(name.padding(toLength: 58, withPad: " ", startingAt: 0) + value)
+    print(name.padding(toLength: max(58, name.count + 1), withPad: " ", startingAt: 0) + value)
 }
 
 let cpuName = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
@@ -174,33 +174,34 @@ for measured in [false, true] {
 do {
     var musicGen = MusicGenerator(rms: 0.1, sampleRate: rate, seed: 3)
     let music = render(&musicGen, minute)
-    let embedder = try WatermarkEmbedder(format: WatermarkFormat(key: .demo), payload: WatermarkPayload(0x1A2B3C4D),
-                                         sampleRate: rate, level: 0.2)
-    var mark: [Float] = []
-    music.withUnsafeBufferPointer { embedder.process($0, into: &mark) }
-    embedder.finish(into: &mark)
-    let marked = zip(music, mark).map(+)
     // A catalogue of 100 payloads (the marked one among them) beside open decoding, same signals.
     let catalogue = (1...99).map { WatermarkPayload(UInt32($0) &* 0x9E37_79B9) } + [WatermarkPayload(0x1A2B3C4D)]
-    let cases: [(String, [Float], [WatermarkPayload]?)] = [
-        ("unmarked pink noise", pink, nil), ("marked music", marked, nil),
-        ("unmarked pink, catalogue of 100", pink, catalogue), ("marked music, catalogue of 100", marked, catalogue)]
-    for (name, signal, list) in cases {
-        var detections = 0
-        var stateBytes = 0
-        let speed = throughput(audioSeconds: 60) {
-            let detector = try! WatermarkDetector(format: WatermarkFormat(key: .demo), sampleRate: rate, catalogue: list)
-            signal.withUnsafeBufferPointer { buf in
-                var i = 0
-                while i < buf.count {
-                    let n = min(4096, buf.count - i)
-                    detections += detector.process(UnsafeBufferPointer(rebasing: buf[i..<(i + n)])).count
-                    i += n
+    for profile in WatermarkProfile.allCases {
+        let format = WatermarkFormat(key: .demo, profile: profile)
+        let embedder = try WatermarkEmbedder(format: format, payload: WatermarkPayload(0x1A2B3C4D), sampleRate: rate, level: 0.2)
+        var mark: [Float] = []
+        music.withUnsafeBufferPointer { embedder.process($0, into: &mark) }
+        embedder.finish(into: &mark)
+        let marked = zip(music, mark).map(+)
+        var cases: [(String, [Float], [WatermarkPayload]?)] = [("unmarked pink noise", pink, nil), ("marked music", marked, nil)]
+        cases += [("unmarked pink, catalogue of 100", pink, catalogue), ("marked music, catalogue of 100", marked, catalogue)]
+        for (name, signal, list) in cases {
+            var detections = 0
+            var stateBytes = 0
+            let speed = throughput(audioSeconds: 60) {
+                let detector = try! WatermarkDetector(format: format, sampleRate: rate, catalogue: list)
+                signal.withUnsafeBufferPointer { buf in
+                    var i = 0
+                    while i < buf.count {
+                        let n = min(4096, buf.count - i)
+                        detections += detector.process(UnsafeBufferPointer(rebasing: buf[i..<(i + n)])).count
+                        i += n
+                    }
                 }
+                stateBytes = detector.stateBytes
             }
-            stateBytes = detector.stateBytes
+            row("WatermarkDetector, 48 kHz, \(profile.rawValue) profile, \(name)",
+                String(format: "%6.0f× real time, state %.1f MB", speed, Double(stateBytes) / 1_000_000))
         }
-        row("WatermarkDetector, 48 kHz, \(name)",
-            String(format: "%6.0f× real time, state %.1f MB", speed, Double(stateBytes) / 1_000_000))
     }
 }

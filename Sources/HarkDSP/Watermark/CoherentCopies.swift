@@ -145,20 +145,33 @@ final class CoherentCopies {
         return SIMD2(Float(q.x), Float(q.y)) / Self.quantum
     }
 
+    /// Pair values of an alignment with the same number of copies of every slot.
+    func pairValues(frames: [Int], copies: Int, probes: UnsafeBufferPointer<(ToneEnergyFrame.Probe, ToneEnergyFrame.Probe)>,
+                    delayCentre: Double, into out: UnsafeMutablePointer<Float>) {
+        pairValues(frames: frames, counts: [Int](repeating: copies, count: WatermarkFormat.symbolsPerCopy), probes: probes,
+                   delayCentre: delayCentre, into: out)
+    }
+
     /// Pair values (side 1 − side 0 of the normalised, capped energy) of one alignment with its
     /// copies added coherently.
     ///
     /// - Parameters:
-    ///   - frames: for each slot, the frame of each copy, oldest first (`frames[slot * copies + copy]`).
+    ///   - frames: for each slot, the frame of each of its copies, oldest first, slot after slot
+    ///     (`counts[slot]` frames each). A window of any whole number of symbols holds one copy
+    ///     more of some slots than of others.
     ///   - probes: the alignment's clock scale's probes, in ``PairLayout/ringIndex(slot:position:pair:)`` order.
     ///   - delayCentre: the copy-to-copy delay its clock scale implies, seconds.
     ///   - out: the pair values, at ``PairLayout/valueIndex(slot:position:pair:)`` (other entries untouched).
-    func pairValues(frames: [Int], copies: Int, probes: UnsafeBufferPointer<(ToneEnergyFrame.Probe, ToneEnergyFrame.Probe)>,
+    func pairValues(frames: [Int], counts: [Int], probes: UnsafeBufferPointer<(ToneEnergyFrame.Probe, ToneEnergyFrame.Probe)>,
                     delayCentre: Double, into out: UnsafeMutablePointer<Float>) {
         let S = WatermarkFormat.symbolsPerCopy
+        precondition(counts.count == S && counts.allSatisfy { $0 >= 1 } && frames.count == counts.reduce(0, +))
         // Ring rows, as `frames` (slot-major), for both passes below.
         let rows = frames.map { $0 % ringSize }
+        var firstRow = [Int](repeating: 0, count: S)
+        for slot in 1..<S { firstRow[slot] = firstRow[slot - 1] + counts[slot - 1] }
         var base = 0   // rows[base + c]: copy c of the slot in hand
+        var copies = 1
         // Cross-spectra of each copy with the next at every candidate tone (the stored bins are
         // already divided by √floor), each compressed to the square root of its magnitude so no
         // single host partial rules, summed per tone. Copies two or three apart add nothing
@@ -182,8 +195,8 @@ final class CoherentCopies {
             termIm[n] = si
             n += 1
         }
-        for slot in 0..<S {
-            base = slot * copies
+        for slot in 0..<S where counts[slot] > 1 {
+            (base, copies) = (firstRow[slot], counts[slot])
             for pair in 0..<WatermarkFormat.pairsPerBit {
                 for position in 0..<WatermarkFormat.bitsPerSymbol {
                     let p = probes[PairLayout.ringIndex(slot: slot, position: position, pair: pair)]
@@ -204,10 +217,10 @@ final class CoherentCopies {
         // its own floor, so a copy whose floor is high (the host or the room's noise loud at that
         // moment) weighs less than under |Σ X|² / Σ floor; on the bench's living room at SNR
         // 0 dB that read 1-4 points better at 6 and 10 s, open and with a catalogue.
-        let cap = Self.capPerCopy * Float(copies)
-        let perCopy = 1 / Float(copies)
         for slot in 0..<S {
-            base = slot * copies
+            (base, copies) = (firstRow[slot], counts[slot])
+            let cap = Self.capPerCopy * Float(copies)
+            let perCopy = 1 / Float(copies)
             func energy(_ p: ToneEnergyFrame.Probe) -> Float {
                 guard p.bin >= 0, Int(p.bin) < place.count else { return 0 }
                 let j = Int(place[Int(p.bin)])

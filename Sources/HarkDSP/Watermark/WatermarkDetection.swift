@@ -14,7 +14,8 @@ public struct WatermarkDetection: Sendable, Equatable {
     /// 1 − (bound on the probability that an hour of unmarked audio produces a score this
     /// high), clamped to [0, 1].
     public var confidence: Double
-    /// Copies of the payload combined (1 when one copy sufficed).
+    /// Whole copies of the payload within the symbols combined (1 when one copy sufficed; 14
+    /// symbols count as 2).
     public var copies: Int
     /// Clock ratio the detector assumed (1 + drift).
     public var clockScale: Double

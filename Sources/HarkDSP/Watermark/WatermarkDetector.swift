@@ -6,11 +6,12 @@ import HarkFFT
 /// Every 50 ms it analyses the last 0.4 s, one symbol's length (a 2.5 Hz-resolution spectrum),
 /// measures the power of every candidate tone against its local noise floor, and keeps the
 /// tone-pair differences (side 1 − side 0) of recent frames. It then weighs each alignment ending
-/// now (1 to 4 copies of the payload, each of the 6 rotations of the symbol order, and
-/// clock-scale hypotheses covering ±0.2 %) by how far its candidate tones' energies stand above
-/// the rest, which does not depend on which tone of a pair the key calls side 1. Two alignments
-/// are scored: the one with the most evidence, from its copies' pair values added, and the
-/// multi-copy one with the most, its copies added coherently (``CoherentCopies``). Each is
+/// now (the last 6 to 24 symbols, one to four copies of the payload; which of the 6 slots the
+/// newest symbol is; clock-scale hypotheses covering ±0.2 %) by how far its candidate tones'
+/// energies stand above the rest, which does not depend on which tone of a pair the key calls
+/// side 1. Two alignments are scored: the one with the most evidence, from its symbols' pair
+/// values added, and the one with the most among those holding some slot twice, its copies
+/// added coherently (``CoherentCopies``). Each is
 /// decoded (Viterbi, CRC-16); a decoded payload is reported only if the standardised score of
 /// its whole codeword reaches ``threshold``, which bounds false detections on unmarked audio to
 /// 10⁻⁶ per hour. Because the choice is blind to the key's sides, that bound counts two scored
@@ -28,10 +29,12 @@ public final class WatermarkDetector {
     public static let frameDuration = WatermarkFormat.symbolDuration
     public static let hopDuration = 0.05
     public static let maxCopies = 4
+    /// The shortest window added coherently: 7 symbols hold one slot twice.
+    static let minimumCoherentSymbols = Int(ProcessInfo.processInfo.environment["HARK_MINCOH"] ?? "7")!
     /// Clock-offset hypotheses, as 1 + offset.
     public static let clockScales: [Double] = stride(from: -0.002, through: 0.002, by: 0.0005).map { 1 + $0 }
-    /// Alignments scored per hop: the one with the most evidence, and the multi-copy one with
-    /// the most, added coherently.
+    /// Alignments scored per hop: the one with the most evidence, and the one with the most
+    /// among those holding some slot twice, added coherently.
     static let scoredPerHop = 2
     /// Alignments scored per hour of audio. Only the scored ones count: which they are is chosen
     /// without looking at the key's sides, so on unmarked audio each is a fixed alignment as far
@@ -158,8 +161,8 @@ public final class WatermarkDetector {
         window = (0..<length).map { Float(0.5 - 0.5 * cos(2 * Double.pi * (Double($0) + 0.5) / Double(length))) }
         let maxScale = Self.clockScales.max()!, minScale = Self.clockScales.min()!
         tones = ToneEnergyFrame(binWidth: sampleRate / Double(size),
-                                lowestFrequency: WatermarkFormat.lowestFrequency * minScale,
-                                highestFrequency: min(WatermarkFormat.highestFrequency * maxScale, 0.49 * sampleRate))
+                                lowestFrequency: format.profile.band.lowerBound * minScale,
+                                highestFrequency: min(format.profile.band.upperBound * maxScale, 0.49 * sampleRate))
         framesPerSymbol = Int((WatermarkFormat.symbolDuration / Self.hopDuration).rounded())
         ringSize = (Self.maxCopies * WatermarkFormat.symbolsPerCopy) * framesPerSymbol + 1
         ring = .allocate(capacity: ringSize * Self.entrySize)
@@ -292,20 +295,33 @@ public final class WatermarkDetector {
         evidenceRing[(frame % ringSize) * Self.evidencePerFrame + scale * WatermarkFormat.symbolsPerCopy + slot]
     }
 
-    /// One way the newest frames may line up with the watermark.
+    /// One way the newest frames may line up with the watermark: the last `symbols` symbols, the
+    /// newest of them slot `newestSlot`, under clock scale `scale`.
     struct Alignment: Equatable {
         var scale: Int
-        var copies: Int
-        var rotation: Int
+        /// Whole symbols combined, one copy's worth (6) up to ``maxCopies`` copies' (24).
+        var symbols: Int
+        var newestSlot: Int
         /// Whether its copies are added coherently (``CoherentCopies``) rather than as energies.
         var coherent = false
+
+        /// The slot of the symbol `back` symbols before the newest.
+        func slot(back: Int) -> Int {
+            let S = WatermarkFormat.symbolsPerCopy
+            return ((newestSlot - back) % S + S) % S
+        }
     }
 
-    /// The alignments the last hop scored (the most evidence; the multi-copy one with the most,
-    /// coherent), for tests.
+    /// The alignments the last hop scored (the most evidence; the one with the most among those
+    /// holding some slot twice, coherent), for tests.
     private(set) var lastScored: [Alignment] = []
 
     /// Weighs every alignment ending at the newest frame and scores the two chosen.
+    ///
+    /// An alignment spans any whole number of symbols from one copy's 6 to four copies' 24, not
+    /// only whole copies: 6 s of audio hold 14 symbols, two copies only 12. Since only the
+    /// alignments scored count in the false-detection bound, trying every length costs no
+    /// threshold.
     ///
     /// The choice reads only the evidence (energy sums, blind to the key's sides), never the
     /// pair values, so on unmarked audio the keyed coins are as fair at the chosen alignments as
@@ -320,19 +336,22 @@ public final class WatermarkDetector {
         var strongest: Alignment?, strongestEvidence = -Float.infinity
         var strongestMulti: Alignment?, strongestMultiEvidence = -Float.infinity
         for scale in 0..<Self.clockScales.count {
-            for rotation in 0..<S {
-                // The window's copies, newest last, are nested: k copies are the newest of k + 1,
-                // so the evidence grows one copy at a time. Its noise grows as √copies.
+            for newestSlot in 0..<S {
+                // Longer windows hold the shorter ones, so the evidence grows one symbol at a
+                // time. Its noise grows as √symbols.
                 var total: Float = 0
-                for copies in 1...Self.maxCopies {
-                    guard newest - (copies * S - 1) * framesPerSymbol >= 0 else { break }
-                    for slot in 0..<S {
-                        total += evidence(slot: slot, frame: frameFor(slot: slot, rotation: rotation, copy: 0, copies: copies, newest: newest), scale: scale)
-                    }
-                    let weight = total / Float(copies).squareRoot()
-                    let alignment = Alignment(scale: scale, copies: copies, rotation: rotation)
+                var alignment = Alignment(scale: scale, symbols: 0, newestSlot: newestSlot)
+                for back in 0..<(Self.maxCopies * S) {
+                    let frame = newest - back * framesPerSymbol
+                    guard frame >= 0 else { break }
+                    total += evidence(slot: alignment.slot(back: back), frame: frame, scale: scale)
+                    guard back + 1 >= S else { continue }
+                    alignment.symbols = back + 1
+                    let weight = total / Float(back + 1).squareRoot()
                     if weight > strongestEvidence { strongestEvidence = weight; strongest = alignment }
-                    if copies > 1, weight > strongestMultiEvidence { strongestMultiEvidence = weight; strongestMulti = alignment }
+                    if back + 1 >= Self.minimumCoherentSymbols, weight > strongestMultiEvidence {
+                        strongestMultiEvidence = weight; strongestMulti = alignment
+                    }
                 }
             }
         }
@@ -358,24 +377,21 @@ public final class WatermarkDetector {
         return detection
     }
 
-    /// The frame holding `slot` of copy `copy` (0 = oldest) in a window of `copies` copies,
-    /// rotated so that the window's first symbol is slot `rotation`, ending at `newest`.
-    private func frameFor(slot: Int, rotation: Int, copy: Int, copies: Int, newest: Int) -> Int {
-        let S = WatermarkFormat.symbolsPerCopy
-        let j = copy * S + ((slot - rotation) % S + S) % S      // symbol index within the window
-        return newest - (copies * S - 1 - j) * framesPerSymbol
-    }
-
-    /// Puts candidate `c`'s pair values into ``values``: summed over its copies (one keyed coin
+    /// Puts alignment `c`'s pair values into ``values``: summed over its symbols (one keyed coin
     /// per pair, shared by all copies), or from its copies added coherently.
     private func fill(_ c: Alignment, newest: Int) {
         let S = WatermarkFormat.symbolsPerCopy
         let pps = WatermarkFormat.pairsPerSymbol
         if c.coherent {
-            var frames = [Int](repeating: 0, count: S * c.copies)
+            // Each slot's frames, oldest first, slot after slot.
+            var counts = [Int](repeating: 0, count: S)
+            for back in 0..<c.symbols { counts[c.slot(back: back)] += 1 }
+            var frames: [Int] = []
+            frames.reserveCapacity(c.symbols)
             for slot in 0..<S {
-                for copy in 0..<c.copies {
-                    frames[slot * c.copies + copy] = frameFor(slot: slot, rotation: c.rotation, copy: copy, copies: c.copies, newest: newest)
+                let newestBack = ((c.newestSlot - slot) % S + S) % S
+                for copy in stride(from: counts[slot] - 1, through: 0, by: -1) {
+                    frames.append(newest - (newestBack + copy * S) * framesPerSymbol)
                 }
             }
             // Frames a copy apart are this far apart in capture time; a tone f·scale turns by
@@ -385,16 +401,14 @@ public final class WatermarkDetector {
             // Every pair's entry is written; the padding lanes are never written, so stay zero.
             probes.withUnsafeBufferPointer { all in
                 let slice = UnsafeBufferPointer(rebasing: all[(c.scale * S * pps)..<((c.scale + 1) * S * pps)])
-                coherent.pairValues(frames: frames, copies: c.copies, probes: slice, delayCentre: centre, into: values)
+                coherent.pairValues(frames: frames, counts: counts, probes: slice, delayCentre: centre, into: values)
             }
             return
         }
         let base = c.scale * Self.valuesPerScale
         values.update(repeating: 0, count: PairLayout.valueCount)
-        for copy in 0..<c.copies {
-            for slot in 0..<S {
-                addSlot(slot, from: row(frameFor(slot: slot, rotation: c.rotation, copy: copy, copies: c.copies, newest: newest)) + base)
-            }
+        for back in 0..<c.symbols {
+            addSlot(c.slot(back: back), from: row(newest - back * framesPerSymbol) + base)
         }
     }
 
@@ -495,17 +509,17 @@ public final class WatermarkDetector {
     }
 
     private func detection(_ payload: WatermarkPayload, score: Double, candidate c: Alignment, newest: Int) -> WatermarkDetection {
-        let S = WatermarkFormat.symbolsPerCopy
         let end = Double(newest * hopLength + frameLength) / sampleRate
-        // The window's first symbol is slot `rotation` of a copy that began `rotation` symbols
+        // The window's oldest symbol is slot `oldest` of a copy that began `oldest` symbols
         // earlier; a frame centred on its symbol starts (symbol − frame) / 2 into it.
-        let firstFrame = newest - (c.copies * S - 1) * framesPerSymbol
+        let oldest = c.slot(back: c.symbols - 1)
+        let firstFrame = newest - (c.symbols - 1) * framesPerSymbol
         let start = Double(firstFrame * hopLength) / sampleRate - (WatermarkFormat.symbolDuration - Self.frameDuration) / 2
-            - Double(c.rotation) * WatermarkFormat.symbolDuration
+            - Double(oldest) * WatermarkFormat.symbolDuration
         let payloads = catalogue.map { Double($0.count) } ?? pow(2, Double(WatermarkPayload.bitCount))
         let bound = Self.candidatesPerHour * payloads * Self.tailBound(score)
         return WatermarkDetection(payload: payload, time: end, start: start, score: score,
-                                  confidence: max(0, min(1, 1 - bound)), copies: c.copies,
+                                  confidence: max(0, min(1, 1 - bound)), copies: max(1, c.symbols / WatermarkFormat.symbolsPerCopy),
                                   clockScale: Self.clockScales[c.scale])
     }
 }

@@ -20,7 +20,7 @@ public final class WatermarkEmbedder {
     public let sampleRate: Double
     /// Tone amplitude relative to the RMS of the host in the tone's critical band.
     public let level: Double
-    /// A further gain per point of ``WatermarkFormat/grid`` (all 1 unless the caller lowers the
+    /// A further gain per point of the format's ``WatermarkFormat/grid`` (all 1 unless the caller lowers the
     /// tones of some bands, as `hark embed` does where a band would come too close to the host).
     public let gridGains: [Double]
     /// How many host samples ahead of the watermark the embedder must see.
@@ -57,12 +57,12 @@ public final class WatermarkEmbedder {
     ///     at the first sample).
     public init(format: WatermarkFormat, payload: WatermarkPayload, sampleRate: Double, level: Double,
                 gridGains: [Double]? = nil, copyOffset: Double = 0) throws {
-        precondition(gridGains == nil || gridGains!.count == WatermarkFormat.grid.count)
+        precondition(gridGains == nil || gridGains!.count == format.grid.count)
         self.format = format
         self.payload = payload
         self.sampleRate = sampleRate
         self.level = level
-        self.gridGains = gridGains ?? [Double](repeating: 1, count: WatermarkFormat.grid.count)
+        self.gridGains = gridGains ?? [Double](repeating: 1, count: format.grid.count)
         self.copyOffset = copyOffset
         hop = max(1, Int((Self.analysisHop * sampleRate).rounded()))
         let windowLength = 2 * hop
@@ -73,7 +73,7 @@ public final class WatermarkEmbedder {
         let windowEnergy = window.reduce(0.0) { $0 + Double($1 * $1) }
         // Mean square of the band-limited host from one-sided bins: 2 Σ|X|² / (N Σw²).
         bandScale = 2 / (Double(size) * windowEnergy)
-        grid = WatermarkFormat.grid
+        grid = format.grid
         let binWidth = sampleRate / Double(size)
         bandBins = grid.map { f in
             let bw = WatermarkFormat.criticalBandwidth(f)
@@ -89,7 +89,7 @@ public final class WatermarkEmbedder {
                     let freq = format.frequency[slot][position][pair][side]
                     f.append(freq)
                     p.append(format.phase[slot][position][pair][side])
-                    g.append(WatermarkFormat.grid.firstIndex(of: freq)!)
+                    g.append(grid.firstIndex(of: freq)!)
                 }
             }
             ag.append(g); af.append(f); ap.append(p)

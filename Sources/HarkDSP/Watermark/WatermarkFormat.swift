@@ -8,8 +8,8 @@ import Foundation
 ///   the start of the next, which the detector reassembles).
 /// - Each **symbol** carries 18 coded bits. Each coded bit owns 4 **tone pairs**; for each pair
 ///   the embedder plays the tone of side "1" or side "0". The 144 candidate frequencies of a
-///   symbol are drawn by the key from a grid over 300 Hz – 6 kHz that is densest where critical
-///   bands are widest (``grid``).
+///   symbol are drawn by the key from a grid that is densest where critical bands are widest
+///   (``WatermarkProfile/grid``): 300 Hz – 6 kHz for TV audio, 600 Hz – 7.5 kHz for a stadium.
 /// - The payload (32 bits) plus a CRC-16 and a 6-bit tail is convolutionally coded (rate 1/2,
 ///   K = 7) into 108 coded bits, placed on the 6 × 18 symbol positions by a keyed permutation.
 public struct WatermarkFormat: Sendable {
@@ -22,43 +22,10 @@ public struct WatermarkFormat: Sendable {
     /// the bench's living room 3 → 4 → 5 pairs per bit found 95.6 → 97.5 → 98.8 % of the marks at
     /// SNR 10 dB in 6 s, while 5 let broadcast noise hosts at 3 s fall to 28/32 (4: 32/32).
     public static let pairsPerBit = 4
-    public static let lowestFrequency = 300.0
-    public static let highestFrequency = 6000.0
     /// Grid points are rounded to multiples of this (at 48 kHz every one falls on a detector bin).
     public static let gridResolution = 10.0
-    /// Number of grid points.
-    static let gridSize = 285
     /// Zwicker's critical bandwidth at `f` Hz.
     static func criticalBandwidth(_ f: Double) -> Double { 25 + 75 * pow(1 + 1.4 * pow(f / 1000, 2), 0.69) }
-    /// The frequencies tones may take: 300 Hz to 6 kHz, as dense as the critical bandwidth is
-    /// wide (70 Hz apart near 1 kHz, 30 Hz near 3 kHz, 10 Hz above 4.5 kHz).
-    ///
-    /// A tone's level follows its critical band, and its power over the detector's floor grows
-    /// with that band's width in bins: a tone at 5 kHz stands 9 dB higher than one at 500 Hz
-    /// and costs less of the −20 dB budget, which goes where the host has its power. On the
-    /// bench's living room (SNR 10 dB, 6 s) a grid uniform in Hz found 29 % of the marks, this
-    /// one 59 %, one uniform on the Bark scale 9 % (docs/watermark.md).
-    public static let grid: [Double] = {
-        // Cumulative density on a 1 Hz lattice, cut into equal steps, rounded to the resolution.
-        var cumulative: [Double] = [0]
-        var f = lowestFrequency
-        while f < highestFrequency {
-            cumulative.append(cumulative[cumulative.count - 1] + criticalBandwidth(f))
-            f += 1
-        }
-        var points: [Double] = []
-        for i in 0..<gridSize {
-            let target = cumulative[cumulative.count - 1] * Double(i) / Double(gridSize)
-            var lo = 0, hi = cumulative.count - 1
-            while lo < hi {
-                let m = (lo + hi) / 2
-                if cumulative[m] < target { lo = m + 1 } else { hi = m }
-            }
-            let q = ((lowestFrequency + Double(lo)) / gridResolution).rounded() * gridResolution
-            if points.last.map({ q > $0 }) ?? true { points.append(q) }
-        }
-        return points
-    }()
     /// Each symbol's tones ramp up and down over this long (raised cosine).
     public static let rampDuration = 0.03
     static let infoBits = WatermarkPayload.bitCount + 16
@@ -66,6 +33,10 @@ public struct WatermarkFormat: Sendable {
     static var pairsPerSymbol: Int { bitsPerSymbol * pairsPerBit }       // 72
 
     public let key: WatermarkKey
+    /// The band the tones use: TV audio or a stadium's PA.
+    public let profile: WatermarkProfile
+    /// The frequencies this format's tones may take (``WatermarkProfile/grid``).
+    public var grid: [Double] { profile.grid }
     /// `frequency[slot][position][pair][side]` in Hz; side 1 is played for a coded 1.
     private(set) var frequency: [[[[Double]]]]
     /// Starting phase (radians) of every candidate tone, same indexing.
@@ -73,15 +44,16 @@ public struct WatermarkFormat: Sendable {
     /// For each coded bit, its (slot, position).
     let placement: [(slot: Int, position: Int)]
 
-    public init(key: WatermarkKey) {
+    public init(key: WatermarkKey, profile: WatermarkProfile = .tv) {
         self.key = key
-        let grid = Self.grid
+        self.profile = profile
+        let grid = profile.grid
         var frequency: [[[[Double]]]] = []
         var phase: [[[[Double]]]] = []
         for slot in 0..<Self.symbolsPerCopy {
             // A symbol's candidates are distinct grid points, neighbours allowed: 10 Hz is 4 bins
             // of the detector's 2.5 Hz, where a tone's leakage through the Hann window is under
-            // −31 dB, and a symbol's 144 candidates need half of the 282 points.
+            // −31 dB, and a symbol's 144 candidates need half of the 284 points (TV).
             var stream = KeyedStream(key: key.bytes, label: "tones/\(slot)")
             precondition(grid.count >= 2 * Self.pairsPerSymbol, "the grid cannot hold a symbol's tones")
             let chosen = Array(stream.permutation(grid.count).prefix(2 * Self.pairsPerSymbol))

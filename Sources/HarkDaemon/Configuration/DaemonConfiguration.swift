@@ -33,6 +33,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var socketMode: UInt16 = 0o660
     public var socketGroup: String?
     public var watermarkKey = WatermarkKey.demo
+    /// The band the marks on air were embedded in.
+    public var watermarkProfile = WatermarkProfile.tv
     /// The payloads on air: detections are limited to these, at a lower threshold (empty: any).
     public var catalogue: [WatermarkPayload] = []
     public var calibration = 0.0
@@ -127,6 +129,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 throw Message(text: "key-file \(value): missing, unreadable or empty")
             }
             watermarkKey = WatermarkKey(bytes: [UInt8](data))
+        case "profile":
+            guard let p = WatermarkProfile(rawValue: value) else { throw Message(text: "profile must be tv or stadium, not '\(value)'") }
+            watermarkProfile = p
         case "catalogue": catalogue = try Self.catalogue(value, source: "catalogue")
         case "catalogue-file":
             guard let data = FileManager.default.contents(atPath: value) else {

@@ -54,7 +54,7 @@ public final class Daemon: Service, @unchecked Sendable {
     }
 
     static func analysisSettings(_ c: DaemonConfiguration) -> AnalysisLoop.Settings {
-        AnalysisLoop.Settings(key: c.watermarkKey, catalogue: c.catalogue, calibration: c.calibration, levelInterval: c.levelInterval,
+        AnalysisLoop.Settings(key: c.watermarkKey, profile: c.watermarkProfile, catalogue: c.catalogue, calibration: c.calibration, levelInterval: c.levelInterval,
                               reportInterval: c.reportInterval, device: c.capture.device)
     }
 

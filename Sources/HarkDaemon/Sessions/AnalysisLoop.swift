@@ -11,6 +11,7 @@ import Logging
 final class AnalysisLoop: @unchecked Sendable {
     struct Settings: Equatable {
         var key: WatermarkKey
+        var profile: WatermarkProfile = .tv
         var catalogue: [WatermarkPayload] = []
         var calibration: Double
         var levelInterval: Double
@@ -21,7 +22,7 @@ final class AnalysisLoop: @unchecked Sendable {
     /// The analysers of one stretch of audio at one rate and channel count.
     private final class Analysers {
         let rate: Double
-        let key: WatermarkKey
+        let format: WatermarkFormat
         let catalogue: [WatermarkPayload]
         /// Restarted after every gap: its frame alignment does not survive one.
         var detector: WatermarkDetector?
@@ -37,7 +38,7 @@ final class AnalysisLoop: @unchecked Sendable {
 
         init(rate: Double, channels: Int, settings: Settings, origin: Double) {
             self.rate = rate
-            key = settings.key
+            format = WatermarkFormat(key: settings.key, profile: settings.profile)
             catalogue = settings.catalogue
             meter = LevelMeter(sampleRate: rate, calibration: settings.calibration)
             bands = try? ThirdOctaveBands(sampleRate: rate)
@@ -49,7 +50,7 @@ final class AnalysisLoop: @unchecked Sendable {
         }
 
         func restartDetector(at origin: Double) {
-            detector = try? WatermarkDetector(format: WatermarkFormat(key: key), sampleRate: rate, repeatInterval: 0,
+            detector = try? WatermarkDetector(format: format, sampleRate: rate, repeatInterval: 0,
                                               catalogue: catalogue.isEmpty ? nil : catalogue)
             detectorOrigin = origin
         }

@@ -14,10 +14,14 @@ public struct AnalysisOptions: Sendable {
     public var watermarkKey: WatermarkKey?
     /// Report only these payloads, at the lower threshold their number allows (nil: any).
     public var watermarkCatalogue: [WatermarkPayload]?
+    /// The band the marks were embedded in.
+    public var watermarkProfile: WatermarkProfile
 
     public init(interval: Double? = 1, calibration: Double = 0, channel: Int? = nil, bands: Bool = true,
-                watermarkKey: WatermarkKey? = nil, watermarkCatalogue: [WatermarkPayload]? = nil) {
+                watermarkKey: WatermarkKey? = nil, watermarkCatalogue: [WatermarkPayload]? = nil,
+                watermarkProfile: WatermarkProfile = .tv) {
         self.watermarkCatalogue = watermarkCatalogue
+        self.watermarkProfile = watermarkProfile
         self.interval = interval
         self.calibration = calibration
         self.channel = channel

@@ -50,7 +50,8 @@ public final class LevelAnalysis {
         }
         intervalFrames = options.interval.map { max(1, Int(($0 * rate).rounded())) }
         watermark = try options.watermarkKey.map {
-            try WatermarkDetector(format: WatermarkFormat(key: $0), sampleRate: rate, catalogue: options.watermarkCatalogue)
+            try WatermarkDetector(format: WatermarkFormat(key: $0, profile: options.watermarkProfile), sampleRate: rate,
+                                  catalogue: options.watermarkCatalogue)
         }
     }
 

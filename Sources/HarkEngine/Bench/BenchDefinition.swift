@@ -1,4 +1,5 @@
 import Foundation
+import HarkDSP
 
 /// The watermark robustness bench, as defined in `signals/watermark-bench.json`.
 public struct BenchDefinition: Codable, Sendable {
@@ -34,6 +35,8 @@ public struct BenchDefinition: Codable, Sendable {
         /// Detect with a catalogue of this many payloads (the marked one and others drawn at
         /// random) instead of decoding any payload.
         public var catalogue: Int?
+        /// The band the hosts are marked in and detected with (default tv).
+        public var profile: WatermarkProfile?
         public var target: Target?
     }
 

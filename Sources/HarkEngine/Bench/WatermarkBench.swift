@@ -26,16 +26,23 @@ public struct BenchRow: Sendable {
     }
 }
 
-public struct BenchReport: Sendable {
-    public var rows: [BenchRow] = []
-    public var unmarkedHours = 0.0
+/// The unmarked audio read by the detectors of one profile.
+public struct UnmarkedCheck: Sendable {
+    public var profile: WatermarkProfile
+    public var hours = 0.0
     public var falseDetections = 0
-    /// Highest score of a decoded codeword (CRC or not) on the unmarked audio.
-    public var unmarkedHighestScore = 0.0
+    /// Highest score of a decoded codeword (CRC or not).
+    public var highestScore = 0.0
     /// The same with a catalogue detector (when the definition asks for one).
     public var catalogueSize: Int?
     public var catalogueFalseDetections = 0
     public var catalogueHighestScore = 0.0
+}
+
+public struct BenchReport: Sendable {
+    public var rows: [BenchRow] = []
+    /// One per profile the conditions use.
+    public var unmarked: [UnmarkedCheck] = []
     public var wrongKeyWindows = 0
     public var wrongKeyDetections = 0
     public var ratioRange = (Double.infinity, -Double.infinity)
@@ -53,6 +60,7 @@ public enum WatermarkBench {
         let hosts = try BenchHosts(directory: workDirectory + "/hosts")
         var rng = SplitMix64(seed: d.seed)
         var report = BenchReport()
+        let profiles = WatermarkProfile.allCases.filter { p in d.conditions.contains { ($0.profile ?? .tv) == p } }
         // Noise files made of real synthetic speech, used for "babble" and "crowd".
         let babble = try hosts.file(kind: "babble", index: 0, seconds: 60, seed: d.seed &+ 100)
         let crowd = try hosts.file(kind: "crowd", index: 0, seconds: 60, seed: d.seed &+ 200)
@@ -68,17 +76,24 @@ public enum WatermarkBench {
                 for _ in 0..<d.payloadsPerHost {
                     let payload = WatermarkPayload(UInt32(truncatingIfNeeded: rng.next()))
                     let key = WatermarkKey(text: "bench-\(rng.next() % 1000)")
-                    let marked = workDirectory + "/marked.wav"
-                    let e = try Embedding.embed(input: hostPath, output: marked, options: EmbedOptions(payload: payload, key: key))
-                    report.ratioRange = (min(report.ratioRange.0, e.ratio), max(report.ratioRange.1, e.ratio))
-                    report.worstBand = max(report.worstBand, e.worstBand.ratio)
-                    log("\(host.name) \(index + 1), payload \(payload.hex): watermark \(String(format: "%.1f", e.ratio)) dB")
+                    // The host marked in each profile the conditions use.
+                    var marked: [WatermarkProfile: String] = [:]
+                    for profile in profiles {
+                        let path = workDirectory + "/marked-\(profile.rawValue).wav"
+                        let e = try Embedding.embed(input: hostPath, output: path,
+                                                    options: EmbedOptions(payload: payload, key: key, profile: profile))
+                        report.ratioRange = (min(report.ratioRange.0, e.ratio), max(report.ratioRange.1, e.ratio))
+                        report.worstBand = max(report.worstBand, e.worstBand.ratio)
+                        log("\(host.name) \(index + 1), payload \(payload.hex), \(profile.rawValue): watermark \(String(format: "%.1f", e.ratio)) dB")
+                        marked[profile] = path
+                    }
                     for (ci, condition) in d.conditions.enumerated() {
+                        let profile = condition.profile ?? .tv
                         var path = d.path(for: condition, trial: trial)
                         if path.noise == .babble { path.noise = .file(babble) }
                         if path.noise == .crowd { path.noise = .file(crowd) }
                         let received = workDirectory + "/received.wav"
-                        _ = try Simulation.run(input: marked, output: received, path: path)
+                        _ = try Simulation.run(input: marked[profile]!, output: received, path: path)
                         let (y, rate) = try readMono(received)
                         for (wi, window) in d.windows.enumerated() {
                             let length = Int(window * rate)
@@ -86,7 +101,8 @@ public enum WatermarkBench {
                             for _ in 0..<d.offsetsPerWindow {
                                 let offset = Int(rng.nextUniform() * Double(y.count - length))
                                 let catalogue = condition.catalogue.map { Self.catalogue(size: $0, containing: payload) }
-                                let found = try detect(y[offset..<(offset + length)], rate: rate, key: key, catalogue: catalogue)
+                                let found = try detect(y[offset..<(offset + length)], rate: rate, key: key, profile: profile,
+                                                       catalogue: catalogue)
                                 perHost[ci][wi][hi].1 += 1
                                 if let hit = found.first(where: { $0.payload == payload }) {
                                     results[ci][wi].0 += 1
@@ -102,7 +118,7 @@ public enum WatermarkBench {
                             // Key separation: the clean marked file through a detector with another key.
                             let other = WatermarkKey(text: "not-" + String(decoding: key.bytes, as: UTF8.self))
                             report.wrongKeyWindows += 1
-                            report.wrongKeyDetections += try detect(y[...], rate: rate, key: other).count
+                            report.wrongKeyDetections += try detect(y[...], rate: rate, key: other, profile: profile).count
                         }
                     }
                     trial += 1
@@ -120,24 +136,27 @@ public enum WatermarkBench {
                                             byHost: d.hosts.enumerated().map { (hi, h) in (h.name, perHost[ci][wi][hi].0, perHost[ci][wi][hi].1) }))
             }
         }
-        // False detections: long stretches of unmarked audio, read continuously.
+        // False detections: long stretches of unmarked audio, read continuously, by the
+        // detectors of every profile the conditions use.
+        report.unmarked = profiles.map { UnmarkedCheck(profile: $0, catalogueSize: d.falsePositives.catalogue) }
         for (k, kind) in d.falsePositives.kinds.enumerated() {
             let path = try hosts.file(kind: kind, index: 99, seconds: d.falsePositives.minutesPerKind * 60, seed: d.seed &+ 500 &+ UInt64(k))
             let (y, rate) = try readMono(path)
-            let detector = try WatermarkDetector(format: WatermarkFormat(key: WatermarkKey(text: "bench-unmarked")), sampleRate: rate)
-            let found = feed(detector, y[...])
-            report.falseDetections += found.count
-            report.unmarkedHighestScore = max(report.unmarkedHighestScore, detector.highestDecodedScore)
-            if let size = d.falsePositives.catalogue {
-                let catalogue = Self.catalogue(size: size, containing: nil, seed: d.seed &+ UInt64(k))
-                let c = try WatermarkDetector(format: WatermarkFormat(key: WatermarkKey(text: "bench-unmarked")), sampleRate: rate,
-                                              catalogue: catalogue)
-                report.catalogueSize = size
-                report.catalogueFalseDetections += feed(c, y[...]).count
-                report.catalogueHighestScore = max(report.catalogueHighestScore, c.highestDecodedScore)
+            for i in report.unmarked.indices {
+                let format = WatermarkFormat(key: WatermarkKey(text: "bench-unmarked"), profile: report.unmarked[i].profile)
+                let detector = try WatermarkDetector(format: format, sampleRate: rate)
+                let found = feed(detector, y[...])
+                report.unmarked[i].falseDetections += found.count
+                report.unmarked[i].highestScore = max(report.unmarked[i].highestScore, detector.highestDecodedScore)
+                if let size = d.falsePositives.catalogue {
+                    let catalogue = Self.catalogue(size: size, containing: nil, seed: d.seed &+ UInt64(k))
+                    let c = try WatermarkDetector(format: format, sampleRate: rate, catalogue: catalogue)
+                    report.unmarked[i].catalogueFalseDetections += feed(c, y[...]).count
+                    report.unmarked[i].catalogueHighestScore = max(report.unmarked[i].catalogueHighestScore, c.highestDecodedScore)
+                }
+                report.unmarked[i].hours += Double(y.count) / rate / 3600
+                log("unmarked \(kind), \(Int(d.falsePositives.minutesPerKind)) min, \(report.unmarked[i].profile.rawValue): \(found.count) detections")
             }
-            report.unmarkedHours += Double(y.count) / rate / 3600
-            log("unmarked \(kind), \(Int(d.falsePositives.minutesPerKind)) min: \(found.count) detections")
         }
         report.seconds = Date().timeIntervalSince(started)
         return report
@@ -160,8 +179,9 @@ public enum WatermarkBench {
         return list
     }
 
-    static func detect(_ y: ArraySlice<Float>, rate: Double, key: WatermarkKey, catalogue: [WatermarkPayload]? = nil) throws -> [WatermarkDetection] {
-        feed(try WatermarkDetector(format: WatermarkFormat(key: key), sampleRate: rate, catalogue: catalogue), y)
+    static func detect(_ y: ArraySlice<Float>, rate: Double, key: WatermarkKey, profile: WatermarkProfile,
+                       catalogue: [WatermarkPayload]? = nil) throws -> [WatermarkDetection] {
+        feed(try WatermarkDetector(format: WatermarkFormat(key: key, profile: profile), sampleRate: rate, catalogue: catalogue), y)
     }
 
     /// Pushes `y` through `detector` in 4096-sample blocks, as a capture would.
@@ -191,13 +211,16 @@ public enum WatermarkBench {
             s += String(format: "| %@ | %.0f s | %d / %d | %.1f %% | %@ | %d | %@ | %@ |\n",
                         row.condition, row.window, row.detected, row.trials, row.rate * 100, hosts, row.wrong, median, target)
         }
-        s += String(format: "\nUnmarked audio: %.2f h, %d false detections; the highest score of any codeword the decoder returned there, valid or not, was %.2f (threshold %.2f). Wrong key: %d detections in %d marked files.\n",
-                    r.unmarkedHours, r.falseDetections, r.unmarkedHighestScore, WatermarkDetector.threshold,
-                    r.wrongKeyDetections, r.wrongKeyWindows)
-        if let size = r.catalogueSize {
-            s += String(format: "With a catalogue of %d payloads: %d false detections on the same audio; highest catalogue score %.2f (threshold %.2f).\n",
-                        size, r.catalogueFalseDetections, r.catalogueHighestScore, WatermarkDetector.threshold(payloads: Double(size)))
+        s += "\n"
+        for u in r.unmarked {
+            s += String(format: "Unmarked audio, %@ profile: %.2f h, %d false detections; the highest score of any codeword the decoder returned there, valid or not, was %.2f (threshold %.2f).\n",
+                        u.profile.rawValue, u.hours, u.falseDetections, u.highestScore, WatermarkDetector.threshold)
+            if let size = u.catalogueSize {
+                s += String(format: "With a catalogue of %d payloads: %d false detections on the same audio; highest catalogue score %.2f (threshold %.2f).\n",
+                            size, u.catalogueFalseDetections, u.catalogueHighestScore, WatermarkDetector.threshold(payloads: Double(size)))
+            }
         }
+        s += String(format: "Wrong key: %d detections in %d marked files.\n", r.wrongKeyDetections, r.wrongKeyWindows)
         s += String(format: "Transparency: watermark %.1f to %.1f dB re host overall; closest 1/3-octave band %.1f dB.\n",
                     r.ratioRange.0, r.ratioRange.1, r.worstBand)
         s += String(format: "Bench time: %.0f s.\n", r.seconds)

@@ -8,11 +8,14 @@ public struct EmbedOptions: Sendable {
     public var key: WatermarkKey
     /// Watermark-to-host power ratio to aim for, dB (at most −20 by default).
     public var strength: Double
+    /// The band the tones use; the detector must be given the same.
+    public var profile: WatermarkProfile
 
-    public init(payload: WatermarkPayload, key: WatermarkKey, strength: Double = -20) {
+    public init(payload: WatermarkPayload, key: WatermarkKey, strength: Double = -20, profile: WatermarkProfile = .tv) {
         self.payload = payload
         self.key = key
         self.strength = strength
+        self.profile = profile
     }
 }
 
@@ -66,7 +69,7 @@ public enum Embedding {
 
     public static func embed(input: String, output: String, options: EmbedOptions) throws -> EmbedResult {
         guard (-40.0 ... -10.0).contains(options.strength) else { throw EmbedError.strengthOutOfRange(options.strength) }
-        let format = WatermarkFormat(key: options.key)
+        let format = WatermarkFormat(key: options.key, profile: options.profile)
 
         // Pass 1: measure at the reference level.
         let probe = try run(input: input, format: format, options: options, level: referenceLevel, gridGains: nil, writer: nil)
@@ -89,7 +92,7 @@ public enum Embedding {
             let result: Pass
             do {
                 result = try run(input: input, format: format, options: options, level: referenceLevel,
-                                 gridGains: gridGains(plan, bands: probe.bands), writer: writer)
+                                 gridGains: gridGains(plan, bands: probe.bands, grid: format.grid), writer: writer)
             } catch {
                 writer.abandon()
                 throw error
@@ -112,8 +115,9 @@ public enum Embedding {
     }
 
     /// Each grid point's gain (linear): that of the 1/3-octave band holding it.
-    private static func gridGains(_ plan: BandLevelPlan, bands: [(band: ThirdOctaveBands.Band, host: Double?, mark: Double?)]) -> [Double] {
-        WatermarkFormat.grid.map { f in
+    private static func gridGains(_ plan: BandLevelPlan, bands: [(band: ThirdOctaveBands.Band, host: Double?, mark: Double?)],
+                                  grid: [Double]) -> [Double] {
+        grid.map { f in
             guard let i = bands.firstIndex(where: { f >= $0.band.lower && f < $0.band.upper }) else { return 0 }
             return pow(10, plan.bandGains[i] / 20)
         }

@@ -29,7 +29,7 @@ struct Analyze: ParsableCommand {
     @Option(help: ArgumentHelp("Measure only this channel (1 is the first) instead of the average.", valueName: "n"))
     var channel: Int?
 
-    @Flag(help: "Also search for watermarks (with --key or --key-file; the demo key otherwise). --catalogue implies it.")
+    @Flag(help: "Also search for watermarks (with --key or --key-file; the demo key otherwise). --catalogue or --profile implies it.")
     var watermark = false
 
     @OptionGroup var keys: KeyOptions
@@ -49,13 +49,13 @@ struct Analyze: ParsableCommand {
         let out = LineWriter.standardOutput
         let sink: EventSink = json ? JSONLinesSink(writer: out) : SummarySink(writer: out)
         let list = try catalogue.resolve()
-        let key = watermark || keys.key != nil || keys.keyFile != nil || list != nil ? try keys.resolve() : nil
+        let key = watermark || keys.given || list != nil ? try keys.resolve() : nil
         try Diagnostics.eachFile(files) { index, path in
             let source = try SoundFileSource(path: path)
             let analysis = try LevelAnalysis(
                 source: source,
                 options: AnalysisOptions(interval: json ? interval : nil, calibration: calibration, channel: channel,
-                                         watermarkKey: key, watermarkCatalogue: list))
+                                         watermarkKey: key, watermarkCatalogue: list, watermarkProfile: keys.profile ?? .tv))
             let progress = ProgressReporter(writer: .standardError, name: path, totalFrames: source.expectedFrames,
                                             sampleRate: source.sampleRate)
             if !json && index > 0 { try out.write(line: "") }

@@ -42,7 +42,8 @@ struct Embed: ParsableCommand {
         let result: EmbedResult
         do {
             result = try Embedding.embed(input: input, output: output,
-                                         options: EmbedOptions(payload: try WatermarkPayload(hex: payload), key: key, strength: strength))
+                                         options: EmbedOptions(payload: try WatermarkPayload(hex: payload), key: key, strength: strength,
+                                                               profile: keys.profile ?? .tv))
         } catch let error as SoundFileError {
             Diagnostics.error(error.description)
             throw ExitCode.failure

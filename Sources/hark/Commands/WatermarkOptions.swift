@@ -2,13 +2,25 @@ import ArgumentParser
 import Foundation
 import HarkDSP
 
-/// `--key` / `--key-file`, shared by the watermark commands.
+extension WatermarkProfile: ExpressibleByArgument {}
+
+/// `--key` / `--key-file` / `--profile`, shared by the watermark commands: what selects the
+/// pattern.
 struct KeyOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Secret key text that selects the watermark pattern (default: the demo key).", valueName: "text"))
     var key: String?
 
     @Option(help: ArgumentHelp("Read the key from a file (its bytes).", valueName: "path"))
     var keyFile: String?
+
+    @Option(help: ArgumentHelp("""
+        The band the tones use: tv (300 Hz-6 kHz, the default) or stadium (600 Hz-7.5 kHz, for \
+        a PA heard over a crowd). Embedding and detection must use the same.
+        """, valueName: "tv|stadium"))
+    var profile: WatermarkProfile?
+
+    /// Whether any option here was given (for commands where they imply a watermark search).
+    var given: Bool { key != nil || keyFile != nil || profile != nil }
 
     func validate() throws {
         if key != nil && keyFile != nil { throw ValidationError("give --key or --key-file, not both") }
