@@ -212,7 +212,7 @@ public enum WatermarkBench {
                         row.condition, row.window, row.detected, row.trials, row.rate * 100, hosts, row.wrong, median, target)
         }
         s += "\n"
-        for u in r.unmarked {
+        for u in r.unmarked where u.hours > 0 {
             s += String(format: "Unmarked audio, %@ profile: %.2f h, %d false detections; the highest score of any codeword the decoder returned there, valid or not, was %.2f (threshold %.2f).\n",
                         u.profile.rawValue, u.hours, u.falseDetections, u.highestScore, WatermarkDetector.threshold)
             if let size = u.catalogueSize {
