@@ -76,7 +76,7 @@ import Testing
         // Padding lanes stay zero and count for nothing in the scores below.
         var out = [Float](repeating: 0, count: PairLayout.valueCount)
         probes.withUnsafeBufferPointer { p in
-            out.withUnsafeMutableBufferPointer { copies.pairValues(frames: frames, copies: copyCount, probes: p, delayCentre: centre, into: $0.baseAddress!) }
+            out.withUnsafeMutableBufferPointer { copies.pairValues(frames: frames, counts: [Int](repeating: copyCount, count: S), probes: p, delayCentre: centre, into: $0.baseAddress!) }
         }
         return (out, energies, copies.lastDelay)
     }

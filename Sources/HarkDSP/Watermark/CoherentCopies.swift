@@ -145,13 +145,6 @@ final class CoherentCopies {
         return SIMD2(Float(q.x), Float(q.y)) / Self.quantum
     }
 
-    /// Pair values of an alignment with the same number of copies of every slot.
-    func pairValues(frames: [Int], copies: Int, probes: UnsafeBufferPointer<(ToneEnergyFrame.Probe, ToneEnergyFrame.Probe)>,
-                    delayCentre: Double, into out: UnsafeMutablePointer<Float>) {
-        pairValues(frames: frames, counts: [Int](repeating: copies, count: WatermarkFormat.symbolsPerCopy), probes: probes,
-                   delayCentre: delayCentre, into: out)
-    }
-
     /// Pair values (side 1 − side 0 of the normalised, capped energy) of one alignment with its
     /// copies added coherently.
     ///

@@ -316,6 +316,9 @@ public final class WatermarkDetector {
     /// The alignments the last hop scored (the most evidence; the one with the most among those
     /// holding some slot twice, coherent), for tests.
     private(set) var lastScored: [Alignment] = []
+    /// Scratch for ``fill(_:newest:)``: a coherent alignment's copies per slot and their frames.
+    private var coherentCounts = [Int](repeating: 0, count: WatermarkFormat.symbolsPerCopy)
+    private var coherentFrames: [Int] = []
 
     /// Weighs every alignment ending at the newest frame and scores the two chosen.
     ///
@@ -384,15 +387,17 @@ public final class WatermarkDetector {
         let S = WatermarkFormat.symbolsPerCopy
         let pps = WatermarkFormat.pairsPerSymbol
         if c.coherent {
-            // Each slot's frames, oldest first, slot after slot.
-            var counts = [Int](repeating: 0, count: S)
-            for back in 0..<c.symbols { counts[c.slot(back: back)] += 1 }
-            var frames: [Int] = []
-            frames.reserveCapacity(c.symbols)
+            // Each slot's frames, oldest first, slot after slot; refilled in place, as this runs
+            // at every hop.
+            coherentCounts.withUnsafeMutableBufferPointer { counts in
+                for slot in 0..<S { counts[slot] = 0 }
+                for back in 0..<c.symbols { counts[c.slot(back: back)] += 1 }
+            }
+            coherentFrames.removeAll(keepingCapacity: true)
             for slot in 0..<S {
                 let newestBack = ((c.newestSlot - slot) % S + S) % S
-                for copy in stride(from: counts[slot] - 1, through: 0, by: -1) {
-                    frames.append(newest - (newestBack + copy * S) * framesPerSymbol)
+                for copy in stride(from: coherentCounts[slot] - 1, through: 0, by: -1) {
+                    coherentFrames.append(newest - (newestBack + copy * S) * framesPerSymbol)
                 }
             }
             // Frames a copy apart are this far apart in capture time; a tone f·scale turns by
@@ -402,7 +407,7 @@ public final class WatermarkDetector {
             // Every pair's entry is written; the padding lanes are never written, so stay zero.
             probes.withUnsafeBufferPointer { all in
                 let slice = UnsafeBufferPointer(rebasing: all[(c.scale * S * pps)..<((c.scale + 1) * S * pps)])
-                coherent.pairValues(frames: frames, counts: counts, probes: slice, delayCentre: centre, into: values)
+                coherent.pairValues(frames: coherentFrames, counts: coherentCounts, probes: slice, delayCentre: centre, into: values)
             }
             return
         }

@@ -37,6 +37,7 @@ public struct BenchDefinition: Codable, Sendable {
         public var catalogue: Int?
         /// The band the hosts are marked in and detected with (default tv).
         public var profile: WatermarkProfile?
+        var watermarkProfile: WatermarkProfile { profile ?? .tv }
         public var target: Target?
     }
 

@@ -60,7 +60,7 @@ public enum WatermarkBench {
         let hosts = try BenchHosts(directory: workDirectory + "/hosts")
         var rng = SplitMix64(seed: d.seed)
         var report = BenchReport()
-        let profiles = WatermarkProfile.allCases.filter { p in d.conditions.contains { ($0.profile ?? .tv) == p } }
+        let profiles = WatermarkProfile.allCases.filter { p in d.conditions.contains { $0.watermarkProfile == p } }
         // Noise files made of real synthetic speech, used for "babble" and "crowd".
         let babble = try hosts.file(kind: "babble", index: 0, seconds: 60, seed: d.seed &+ 100)
         let crowd = try hosts.file(kind: "crowd", index: 0, seconds: 60, seed: d.seed &+ 200)
@@ -88,7 +88,7 @@ public enum WatermarkBench {
                         marked[profile] = path
                     }
                     for (ci, condition) in d.conditions.enumerated() {
-                        let profile = condition.profile ?? .tv
+                        let profile = condition.watermarkProfile
                         var path = d.path(for: condition, trial: trial)
                         if path.noise == .babble { path.noise = .file(babble) }
                         if path.noise == .crowd { path.noise = .file(crowd) }

@@ -55,7 +55,7 @@ struct Analyze: ParsableCommand {
             let analysis = try LevelAnalysis(
                 source: source,
                 options: AnalysisOptions(interval: json ? interval : nil, calibration: calibration, channel: channel,
-                                         watermarkKey: key, watermarkCatalogue: list, watermarkProfile: keys.profile ?? .tv))
+                                         watermarkKey: key, watermarkCatalogue: list, watermarkProfile: keys.watermarkProfile))
             let progress = ProgressReporter(writer: .standardError, name: path, totalFrames: source.expectedFrames,
                                             sampleRate: source.sampleRate)
             if !json && index > 0 { try out.write(line: "") }

@@ -30,7 +30,7 @@ struct Detect: ParsableCommand {
         try Diagnostics.eachFile(files) { _, path in
             let source = try SoundFileSource(path: path)
             var count = 0
-            try WatermarkScan.run(source: source, key: key, profile: keys.profile ?? .tv, catalogue: list) { d in
+            try WatermarkScan.run(source: source, key: key, profile: keys.watermarkProfile, catalogue: list) { d in
                 count += 1
                 try out.write(line: json ? AnalysisEvent.detection(DetectionEvent(source: path, detection: d)).jsonLine
                                          : DetectionEvent.summary(path, d))

@@ -43,7 +43,7 @@ struct Embed: ParsableCommand {
         do {
             result = try Embedding.embed(input: input, output: output,
                                          options: EmbedOptions(payload: try WatermarkPayload(hex: payload), key: key, strength: strength,
-                                                               profile: keys.profile ?? .tv))
+                                                               profile: keys.watermarkProfile))
         } catch let error as SoundFileError {
             Diagnostics.error(error.description)
             throw ExitCode.failure

@@ -22,6 +22,9 @@ struct KeyOptions: ParsableArguments {
     /// Whether any option here was given (for commands where they imply a watermark search).
     var given: Bool { key != nil || keyFile != nil || profile != nil }
 
+    /// The profile asked for, TV when none was.
+    var watermarkProfile: WatermarkProfile { profile ?? .tv }
+
     func validate() throws {
         if key != nil && keyFile != nil { throw ValidationError("give --key or --key-file, not both") }
         if let k = key, k.isEmpty { throw ValidationError("--key is empty") }
