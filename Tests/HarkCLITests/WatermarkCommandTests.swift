@@ -3,6 +3,10 @@ import Testing
 
 @Suite struct WatermarkCommandTests {
     let dir = TemporaryDirectory()
+    /// The tests of the commands' plumbing mark 20 dB over the transparent default, where 8 s of
+    /// the generated music are always decoded within 3 s; what the default survives is the
+    /// bench's to measure (docs/watermark.md).
+    let loud = ["--strength", "10"]
 
     private func music(_ name: String, seconds: Double = 8, rate: Int = 48_000, extra: [String] = []) throws -> String {
         let path = dir.file(name)
@@ -14,13 +18,15 @@ import Testing
     @Test func embedThenDetect() throws {
         let host = try music("host.wav")
         let marked = dir.file("marked.wav")
-        let embed = try Hark.run(["embed", host, marked, "--payload", "1A2B3C4D"])
+        // At the default strength the mark follows the music's masking threshold 10 dB down:
+        // some 30 dB under the host overall, and 10 dB or more under it in every 1/3-octave band.
+        let quiet = try Hark.run(["embed", host, dir.file("quiet.wav"), "--payload", "1A2B3C4D"])
+        #expect(quiet.status == 0, "\(quiet.stderr)")
+        let figures = (quiet.stdout.components(separatedBy: "watermark ").last ?? "").split(separator: " ").compactMap { Double($0) }
+        #expect(figures.count >= 2 && figures[0] < -25 && figures[0] > -40 && figures[1] <= -10, "\(quiet.stdout)")
+        let embed = try Hark.run(["embed", host, marked, "--payload", "1A2B3C4D"] + loud)
         #expect(embed.status == 0, "\(embed.stderr)")
         #expect(embed.stdout.contains("payload 1a2b3c4d"))
-        // −20 dB overall, and no 1/3-octave band closer than 3 dB to the host (this host has
-        // little above 4 kHz, where the tones are densest: the bands there are held back).
-        let figures = (embed.stdout.components(separatedBy: "watermark ").last ?? "").split(separator: " ").compactMap { Double($0) }
-        #expect(figures.count >= 2 && figures[0] == -20.0 && figures[1] <= -3.0, "\(embed.stdout)")
         let detect = try Hark.run(["detect", "--json", marked])
         #expect(detect.status == 0, "\(detect.stderr)")
         let first = try #require(detect.jsonObjects.first ?? nil)
@@ -37,7 +43,7 @@ import Testing
     @Test func analyzeReportsDetectionsWhenAsked() throws {
         let host = try music("host.wav")
         let marked = dir.file("marked.wav")
-        #expect(try Hark.run(["embed", host, marked, "--payload", "abcdef01"]).status == 0)
+        #expect(try Hark.run(["embed", host, marked, "--payload", "abcdef01"] + loud).status == 0)
         let json = try Hark.run(["analyze", "--json", "--watermark", marked])
         let classes = json.jsonObjects.compactMap { $0?["class"] as? String }
         #expect(classes.contains("detection") && classes.last == "report")
@@ -51,7 +57,7 @@ import Testing
         let host = try music("host.wav")
         let marked = dir.file("k.wav")
         let keyFile = dir.write("secret.key", Array("a campaign secret".utf8))
-        #expect(try Hark.run(["embed", host, marked, "--payload", "cafe", "--key-file", keyFile]).status == 0)
+        #expect(try Hark.run(["embed", host, marked, "--payload", "cafe", "--key-file", keyFile] + loud).status == 0)
         #expect(try Hark.run(["detect", "--json", marked]).stdout.isEmpty)
         #expect(try Hark.run(["detect", "--json", "--key", "a campaign secret", marked]).stdout.contains("0000cafe"))
         #expect(try Hark.run(["detect", "--json", "--key-file", keyFile, marked]).stdout.contains("0000cafe"))
@@ -62,7 +68,7 @@ import Testing
         // the default TV profile; an unknown profile is refused.
         let host = try music("host.wav")
         let marked = dir.file("stadium.wav")
-        let embed = try Hark.run(["embed", host, marked, "--payload", "57ad", "--profile", "stadium"])
+        let embed = try Hark.run(["embed", host, marked, "--payload", "57ad", "--profile", "stadium"] + loud)
         #expect(embed.status == 0, "\(embed.stderr)")
         #expect(try Hark.run(["detect", "--json", marked]).stdout.isEmpty)
         #expect(try Hark.run(["detect", "--json", "--profile", "stadium", marked]).stdout.contains("000057ad"))
@@ -72,13 +78,13 @@ import Testing
     }
 
     @Test func catalogueHearsWeakerMarksAndOnlyItsOwn() throws {
-        // 5 s of pink noise marked 7.25 dB under the default strength: too weak to decode openly,
+        // 5 s of pink noise marked 1.75 dB over the default strength: too weak to decode openly,
         // enough against a catalogue that names it (threshold 7.02 for two payloads, not 9.58;
-        // −26.5 to −28 dB do this here, −26 decodes openly, −28.5 is heard by neither).
+        // −9 to −7.5 dB do this here, −7 decodes openly, −10 is heard by neither).
         let host = dir.file("pink.wav")
         #expect(try Hark.run(["generate", "pink", host, "--duration", "5", "--seed", "4"]).status == 0)
         let marked = dir.file("weak.wav")
-        #expect(try Hark.run(["embed", host, marked, "--payload", "cafe0003", "--strength", "-27.25"]).status == 0)
+        #expect(try Hark.run(["embed", host, marked, "--payload", "cafe0003", "--strength", "-8.25"]).status == 0)
         #expect(try Hark.run(["detect", "--json", marked]).stdout.isEmpty)
         let run = try Hark.run(["detect", "--json", "--catalogue", "c0ffee42,cafe0003", marked])
         #expect(run.status == 0, "\(run.stderr)")
@@ -113,7 +119,7 @@ import Testing
     @Test func outputKeepsRateAndEncoding() throws {
         let host = try music("host.flac", rate: 44_100, extra: ["--encoding", "s24", "--channels", "2"])
         let marked = dir.file("marked.flac")
-        #expect(try Hark.run(["embed", host, marked, "--payload", "7"]).status == 0)
+        #expect(try Hark.run(["embed", host, marked, "--payload", "7"] + loud).status == 0)
         let report = try #require(try Hark.run(["analyze", "--json", marked]).jsonObjects.last ?? nil)
         #expect(report["rate"] as? Int == 44_100 && report["channels"] as? Int == 2)
         #expect((report["format"] as? String)?.contains("24 bit") == true)
@@ -133,7 +139,7 @@ import Testing
             (["embed", silent, dir.file("o.wav"), "--payload", "1"], "the host is silent"),
             (["embed", host, dir.file("o.mp4"), "--payload", "1"], "cannot tell the output format"),
             (["embed", dir.file("absent.wav"), dir.file("o.wav"), "--payload", "1"], "absent.wav: no such file"),
-            (["embed", host, dir.file("o.wav"), "--payload", "1", "--strength", "-3"], "--strength"),
+            (["embed", host, dir.file("o.wav"), "--payload", "1", "--strength", "25"], "--strength must be between -20 and 20 dB"),
         ] {
             let run = try Hark.run(arguments)
             #expect(run.status != 0, "\(arguments)")
@@ -158,7 +164,7 @@ import Testing
     @Test func survivesASimulatedPath() throws {
         let host = try music("host.wav", seconds: 14)
         let marked = dir.file("marked.wav"), received = dir.file("received.wav")
-        #expect(try Hark.run(["embed", host, marked, "--payload", "5eed5eed"]).status == 0)
+        #expect(try Hark.run(["embed", host, marked, "--payload", "5eed5eed"] + loud).status == 0)
         let sim = try Hark.run(["simulate", marked, received, "--speaker", "150:12000", "--rt60", "0.4", "--distance", "1",
                                 "--noise", "pink", "--snr", "20", "--mic", "100:8000", "--drift-ppm", "-150", "--rate", "16000"])
         #expect(sim.status == 0, "\(sim.stderr)")

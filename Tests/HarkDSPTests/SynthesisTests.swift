@@ -30,6 +30,30 @@ import Testing
         }
     }
 
+    @Test func soloLinesAndDrumsHaveTheirRMSAndRepeatWhateverTheBlocks() {
+        let rate = 48_000.0, count = Int(16 * rate)
+        func rms(_ x: [Float]) -> Double { (x.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(x.count)).squareRoot() }
+        for instrument in SoloLineGenerator.Instrument.allCases {
+            var a = SoloLineGenerator(instrument, rms: 0.1, sampleRate: rate, seed: 3)
+            var b = SoloLineGenerator(instrument, rms: 0.1, sampleRate: rate, seed: 3)
+            let x = render(&a, count, block: 4096), y = render(&b, count, block: 333)
+            #expect(x == y, "\(instrument)")
+            #expect(abs(20 * log10(rms(x) / 0.1)) < 1.5, "\(instrument): \(rms(x))")
+        }
+        var a = DrumKitGenerator(rms: 0.1, sampleRate: rate, seed: 3), b = DrumKitGenerator(rms: 0.1, sampleRate: rate, seed: 3)
+        let x = render(&a, count, block: 4096), y = render(&b, count, block: 333)
+        #expect(x == y)
+        #expect(abs(20 * log10(rms(x) / 0.1)) < 1.5, "drums: \(rms(x))")
+        // Every fourth bar rests: the last second of the rest bar (6.5–7.5 s) holds only the decay,
+        // at least 40 dB under the playing.
+        #expect(rms(Array(x[Int(7.0 * rate)..<Int(7.9 * rate)])) < 0.001)
+        // The flute breathes: some stretches of 0.2 s are digital silence.
+        var flute = SoloLineGenerator(.flute, rms: 0.1, sampleRate: rate, seed: 3)
+        let f = render(&flute, count)
+        let silent = stride(from: 0, to: count - 9600, by: 4800).filter { i in f[i..<(i + 9600)].allSatisfy { $0 == 0 } }
+        #expect(!silent.isEmpty)
+    }
+
     @Test func noiseIsReproducibleFromItsSeedWhateverTheBlocks() {
         var a = PinkNoiseGenerator(rms: 0.1, sampleRate: 48_000, seed: 42)
         var b = PinkNoiseGenerator(rms: 0.1, sampleRate: 48_000, seed: 42)

@@ -1,105 +1,108 @@
 import Foundation
 import HarkFFT
 
-/// Makes the watermark signal for a host, block by block: tones at the payload's frequencies,
-/// each as loud as `level` times the host's RMS in the critical band around it, smoothed over
-/// ±0.5 s. Quiet passages therefore get a quiet mark, silence gets none.
+/// Makes the watermark signal for a host, block by block: the payload's tones, each as loud as
+/// the host's masking threshold allows (``MaskingModel``), frame by frame, so the mark stays
+/// under what the host hides: quiet passages get a quiet mark, a tonal host a much quieter one
+/// than a noisy host, and silence or a pause the host cannot cover none at all.
+///
+/// The tones sounding in one symbol share the threshold of each critical band they fall in: a
+/// tone gets the threshold at its frequency divided by the number of the symbol's tones within
+/// half a Bark of it, times ``strength`` (dB re that share; 0 puts the mark at the threshold;
+/// each profile's ``WatermarkProfile/defaultStrength`` is the transparent one).
 ///
 /// Feed the host (mono; mix channels first) with ``process(_:into:)``. Watermark sample `n`
 /// belongs to host sample `n`, but it can only be computed once ``latency`` more host samples
-/// have arrived (the smoothing looks ahead), so after `k` host samples `k − latency` watermark
-/// samples exist; the caller keeps the host until its watermark arrives. ``finish(into:)``
-/// delivers the rest. Memory is constant.
+/// have arrived (the analysis looks ahead half a frame), so after `k` host samples
+/// `k − latency` watermark samples exist; the caller keeps the host until its watermark
+/// arrives. ``finish(into:)`` delivers the rest. Memory is constant.
 public final class WatermarkEmbedder {
-    /// Analysis hop and smoothing of the host's band power.
-    static let analysisHop = 0.02
-    static let smoothingRadius = 25          // frames each side: ±0.5 s
-
     public let format: WatermarkFormat
     public let payload: WatermarkPayload
     public let sampleRate: Double
-    /// Tone amplitude relative to the RMS of the host in the tone's critical band.
-    public let level: Double
-    /// A further gain per point of the format's ``WatermarkFormat/grid`` (all 1 unless the caller lowers the
-    /// tones of some bands, as `hark embed` does where a band would come too close to the host).
-    public let gridGains: [Double]
+    /// Tone power re the tone's share of the masking threshold, dB.
+    public let strength: Double
     /// How many host samples ahead of the watermark the embedder must see.
     public let latency: Int
 
+    private let model: MaskingModel
+    private var temporal: TemporalMasking
     private let hop: Int
-    private let window: [Float]
-    private let fft: RealFFT
-    private let grid: [Double]
-    private let bandBins: [(lo: Int, hi: Int)]
-    private let bandScale: Double
+    private let gain: Double
     private let symbolBits: [[Bool]]
-    /// Index into `grid` of every active tone: [slot][tone].
-    private let activeGrid: [[Int]]
     private let activeFrequency: [[Double]]
     private let activePhase: [[Double]]
+    /// Per slot and tone: the masking partition and the share of its threshold the tone may use.
+    private let activePartition: [[Int]]
+    private let activeShare: [[Double]]
     private let copyOffset: Double
 
-    // Host history for analysis frames, and the band powers of recent frames.
+    // Host history for analysis frames, and the thresholds of recent frames.
     private var host: [Float] = []
     private var hostStart = 0          // absolute index of host[0]
     private var hostEnd = 0            // absolute samples received
-    private var framesDone = 0         // frames whose band power is in `power`
-    private var power: [[Float]]       // ring: [frame % ring][grid]
-    private let ring: Int
+    private var framesDone = 0         // frames whose threshold is in `thresholds`
+    private var thresholds: [[Double]] // ring: [frame % ring][partition]
+    private var frameEnergy: [Double]  // ring: the band energy each frame's threshold came from
+    private let ring = 4
+    private var gainBlock = -2         // block of gains.1; gains.0 is the block before
+    private var gains = (0.0, 0.0)
+    private var frame: [Float]
     private var emitted = 0            // output samples produced
     private var finished = false
 
     /// - Parameters:
-    ///   - level: tone amplitude re the host's critical-band RMS (linear); `hark embed` sets it
-    ///     from the requested watermark-to-host ratio.
-    ///   - gridGains: gain per grid point, applied on top of `level` (nil: 1 everywhere).
+    ///   - strength: tone power re its share of the host's masking threshold, dB; nil for the
+    ///     profile's ``WatermarkProfile/defaultStrength``, the transparent level measured with
+    ///     PEAQ. Higher values trade audibility for robustness (docs/watermark.md has the cost
+    ///     of each).
     ///   - copyOffset: seconds into the copy timeline at which the host starts (0: a copy begins
     ///     at the first sample).
-    public init(format: WatermarkFormat, payload: WatermarkPayload, sampleRate: Double, level: Double,
-                gridGains: [Double]? = nil, copyOffset: Double = 0) throws {
-        precondition(gridGains == nil || gridGains!.count == format.grid.count)
+    public init(format: WatermarkFormat, payload: WatermarkPayload, sampleRate: Double,
+                strength: Double? = nil, copyOffset: Double = 0) throws {
         self.format = format
         self.payload = payload
         self.sampleRate = sampleRate
-        self.level = level
-        self.gridGains = gridGains ?? [Double](repeating: 1, count: format.grid.count)
+        let strength = strength ?? format.profile.defaultStrength
+        self.strength = strength
         self.copyOffset = copyOffset
-        hop = max(1, Int((Self.analysisHop * sampleRate).rounded()))
-        let windowLength = 2 * hop
-        var size = 256
-        while size < windowLength { size *= 2 }
-        fft = try RealFFT(size: size)
-        window = (0..<windowLength).map { Float(0.5 - 0.5 * cos(2 * Double.pi * (Double($0) + 0.5) / Double(windowLength))) }
-        let windowEnergy = window.reduce(0.0) { $0 + Double($1 * $1) }
-        // Mean square of the band-limited host from one-sided bins: 2 Σ|X|² / (N Σw²).
-        bandScale = 2 / (Double(size) * windowEnergy)
-        grid = format.grid
-        let binWidth = sampleRate / Double(size)
-        bandBins = grid.map { f in
-            let bw = WatermarkFormat.criticalBandwidth(f)
-            return (max(1, Int(((f - bw / 2) / binWidth).rounded())), min(size / 2, Int(((f + bw / 2) / binWidth).rounded())))
-        }
+        let model = try MaskingModel(sampleRate: sampleRate)
+        self.model = model
+        hop = model.hop
+        gain = pow(10, strength / 10)
         symbolBits = format.symbolBits(for: payload)
-        var ag: [[Int]] = [], af: [[Double]] = [], ap: [[Double]] = []
+        var af: [[Double]] = [], ap: [[Double]] = [], apart: [[Int]] = [], ashare: [[Double]] = []
         for slot in 0..<WatermarkFormat.symbolsPerCopy {
-            var g: [Int] = [], f: [Double] = [], p: [Double] = []
+            var f: [Double] = [], p: [Double] = []
             for position in 0..<WatermarkFormat.bitsPerSymbol {
                 let side = symbolBits[slot][position] ? 1 : 0
                 for pair in 0..<WatermarkFormat.pairsPerBit {
-                    let freq = format.frequency[slot][position][pair][side]
-                    f.append(freq)
+                    f.append(format.frequency[slot][position][pair][side])
                     p.append(format.phase[slot][position][pair][side])
-                    g.append(grid.firstIndex(of: freq)!)
                 }
             }
-            ag.append(g); af.append(f); ap.append(p)
+            let barks = f.map(MaskingModel.bark)
+            af.append(f)
+            ap.append(p)
+            apart.append(f.map { model.partition(of: $0) })
+            ashare.append(barks.map { z in 1 / Double(barks.filter { abs($0 - z) <= 0.5 }.count) })
         }
-        activeGrid = ag
         activeFrequency = af
         activePhase = ap
-        ring = 2 * Self.smoothingRadius + 4
-        power = [[Float]](repeating: [Float](repeating: 0, count: grid.count), count: ring)
-        latency = (Self.smoothingRadius + 2) * hop + hop
+        activePartition = apart
+        activeShare = ashare
+        thresholds = [[Double]](repeating: [Double](repeating: 0, count: model.partitionCount), count: ring)
+        frameEnergy = [Double](repeating: 0, count: ring)
+        frame = [Float](repeating: 0, count: model.frameLength)
+        let grid = format.grid
+        temporal = TemporalMasking(sampleRate: sampleRate, band: (0.8 * grid.first!)...min(1.2 * grid.last!, 0.45 * sampleRate))
+        latency = model.frameLength / 2 + 2 * hop
+    }
+
+    /// The tones `slot` plays for this payload: frequency, masking partition, and the share of
+    /// that partition's threshold each may use.
+    func tones(slot: Int) -> [(frequency: Double, partition: Int, share: Double)] {
+        activeFrequency[slot].indices.map { (activeFrequency[slot][$0], activePartition[slot][$0], activeShare[slot][$0]) }
     }
 
     /// Adds host samples; appends the watermark samples that are now ready to `out`.
@@ -107,8 +110,8 @@ public final class WatermarkEmbedder {
         precondition(!finished)
         host.append(contentsOf: samples)
         hostEnd += samples.count
-        analyse(upTo: hostEnd)
-        synthesise(upTo: hostEnd - latency, into: &out)
+        temporal.append(samples)
+        analyse(upTo: hostEnd, emitting: hostEnd - latency, into: &out)
         trimHost()
     }
 
@@ -116,52 +119,80 @@ public final class WatermarkEmbedder {
     /// its end).
     public func finish(into out: inout [Float]) {
         finished = true
-        analyse(upTo: hostEnd + latency + 2 * hop)
-        synthesise(upTo: hostEnd, into: &out)
+        let silence = [Float](repeating: 0, count: latency + 4 * hop)
+        silence.withUnsafeBufferPointer { temporal.append($0) }
+        analyse(upTo: hostEnd + latency + 2 * hop, emitting: hostEnd, into: &out)
     }
 
-    /// Computes band powers for every frame whose window ends at or before `limit`
-    /// (samples past `hostEnd` count as silence).
-    private func analyse(upTo limit: Int) {
-        let windowLength = window.count
+    /// Analyses every frame whose window ends at or before `limit` (samples past `hostEnd`
+    /// count as silence), and after each one synthesises the watermark samples it completes,
+    /// up to `emit`: the thresholds are kept for the last few frames only.
+    private func analyse(upTo limit: Int, emitting emit: Int, into out: inout [Float]) {
+        let length = frame.count
         while true {
-            let centre = framesDone * hop
-            let start = centre - windowLength / 2
-            guard start + windowLength <= limit else { return }
-            let input = fft.input
-            for i in 0..<fft.size { input[i] = 0 }
-            for i in 0..<windowLength {
+            let start = framesDone * hop - length / 2
+            guard start + length <= limit else { return }
+            for i in 0..<length {
                 let n = start + i
-                if n >= hostStart && n < hostEnd { input[i] = host[n - hostStart] * window[i] }
+                frame[i] = n >= hostStart && n < hostEnd ? host[n - hostStart] : 0
             }
-            fft.forward()
-            let spectrum = fft.spectrum
-            // Cumulative power so each band is two lookups.
-            var cumulative = [Double](repeating: 0, count: fft.binCount + 1)
-            for k in 0..<fft.binCount {
-                let v = spectrum[k]
-                cumulative[k + 1] = cumulative[k] + Double(v.x * v.x + v.y * v.y)
-            }
-            let slot = framesDone % ring
-            for (g, b) in bandBins.enumerated() {
-                power[slot][g] = Float((cumulative[b.hi + 1] - cumulative[b.lo]) * bandScale)
-            }
+            frame.withUnsafeBufferPointer { model.analyse($0) }
+            thresholds[framesDone % ring] = model.threshold
+            frameEnergy[framesDone % ring] = windowedEnergy(from: start, length: length)
             framesDone += 1
+            // Sample n needs frames n / hop and n / hop + 1, and its temporal gain the frames
+            // around the next block's centre.
+            synthesise(upTo: min(emit, (framesDone - 2) * hop), into: &out)
         }
     }
 
-    /// Smoothed band power of grid frequency `g` around frame `m` (Hann weights over ±radius).
-    private func smoothedPower(_ g: Int, frame m: Int) -> Double {
-        let r = Self.smoothingRadius
+    /// The Hann-weighted mean of the band energy over a frame's window, from the temporal
+    /// blocks: what the frame's threshold scales with.
+    private func windowedEnergy(from start: Int, length: Int) -> Double {
+        let b = temporal.blockLength
         var sum = 0.0, weights = 0.0
-        for i in -r...r {
-            let f = m + i
-            guard f >= 0, f < framesDone, f > framesDone - ring else { continue }
-            let w = 0.5 + 0.5 * cos(Double.pi * Double(i) / Double(r + 1))
-            sum += w * Double(power[f % ring][g])
-            weights += w
+        var block = max(0, start / b)
+        while block * b + b / 2 < start + length, block < temporal.blocksDone {
+            let centre = Double(block * b + b / 2 - start) / Double(length)
+            if centre >= 0 {
+                let w = 0.5 - 0.5 * cos(2 * Double.pi * centre)
+                sum += w * w * temporal.energy(block)
+                weights += w * w
+            }
+            block += 1
         }
         return weights > 0 ? sum / weights : 0
+    }
+
+    /// The temporal gain at the centre of block `b` (``TemporalMasking``).
+    private func blockGain(_ b: Int) -> Double {
+        let length = temporal.blockLength
+        let centre = Double(b * length + length / 2)
+        let m = Int(centre) / hop
+        let frac = (centre - Double(m * hop)) / Double(hop)
+        guard m + 1 < framesDone else { return 0 }
+        let energy = frameEnergy[m % ring] + (frameEnergy[(m + 1) % ring] - frameEnergy[m % ring]) * frac
+        return TemporalMasking.gain(masker: temporal.masker(b), frameEnergy: energy)
+    }
+
+    /// The temporal gain at sample `n`, interpolated between block centres. Samples must be
+    /// asked for in order.
+    private func temporalGain(_ n: Int) -> Double {
+        let length = temporal.blockLength
+        let b = max(0, (n - length / 2) / length)
+        while gainBlock < b + 1 {
+            gainBlock += 1
+            gains = (gains.1, gainBlock >= 0 ? blockGain(gainBlock) : 0)
+        }
+        let frac = max(0, min(1, Double(n - (b * length + length / 2)) / Double(length)))
+        return gains.0 + (gains.1 - gains.0) * frac
+    }
+
+    /// The amplitude tone `i` of `slot` may have at frame `m`.
+    private func amplitude(slot: Int, tone i: Int, frame m: Int) -> Double {
+        guard m < framesDone else { return 0 }
+        let power = thresholds[m % ring][activePartition[slot][i]] * activeShare[slot][i] * gain
+        return (2 * power).squareRoot()
     }
 
     private func synthesise(upTo limit: Int, into out: inout [Float]) {
@@ -182,10 +213,9 @@ public final class WatermarkEmbedder {
             let count = max(1, end - n)
             let slot = ((symbol % WatermarkFormat.symbolsPerCopy) + WatermarkFormat.symbolsPerCopy) % WatermarkFormat.symbolsPerCopy
             var block = [Double](repeating: 0, count: count)
-            for (i, g) in activeGrid[slot].enumerated() {
-                let level = self.level * gridGains[g]
-                let a0 = level * (2 * smoothedPower(g, frame: frame) / Double(WatermarkFormat.pairsPerBit)).squareRoot()
-                let a1 = level * (2 * smoothedPower(g, frame: frame + 1) / Double(WatermarkFormat.pairsPerBit)).squareRoot()
+            for i in activeFrequency[slot].indices {
+                let a0 = amplitude(slot: slot, tone: i, frame: frame)
+                let a1 = amplitude(slot: slot, tone: i, frame: frame + 1)
                 if a0 == 0 && a1 == 0 { continue }
                 let omega = 2 * Double.pi * activeFrequency[slot][i] / fs
                 // Absolute phase: 2π f t + φ, so a tone is continuous within its symbol.
@@ -210,16 +240,18 @@ public final class WatermarkEmbedder {
                 } else {
                     envelope = 1
                 }
-                out.append(Float(block[j] * envelope))
+                out.append(Float(block[j] * envelope * temporalGain(n + j)))
             }
             n += count
         }
         emitted = n
+        // Frames still to come read blocks from half a frame before the next frame's centre.
+        temporal.discard(before: (emitted - frame.count) / temporal.blockLength - 2)
     }
 
     /// Drops host samples no future analysis frame needs.
     private func trimHost() {
-        let needed = (framesDone * hop) - window.count
+        let needed = framesDone * hop - frame.count
         let drop = needed - hostStart
         if drop > 4 * hop {
             host.removeFirst(drop)

@@ -24,6 +24,17 @@ public enum WatermarkProfile: String, Sendable, CaseIterable, Codable {
         }
     }
 
+    /// The embedding strength (tone power re its share of the host's masking threshold, dB)
+    /// that grades as transparent with PEAQ on the bench's hosts: for TV, median ODG ≥ −0.5 and
+    /// every host ≥ −1.0; for a stadium's PA feed, ≥ −1.0 and ≥ −1.5 (the crowd covers more).
+    /// docs/watermark.md has the grade of every strength.
+    public var defaultStrength: Double {
+        switch self {
+        case .tv: return -10
+        case .stadium: return -5
+        }
+    }
+
     /// Points drawn on the band before rounding (neighbours that round together merge): 284
     /// grid points for TV, 402 for the stadium; a symbol's 144 candidates need at least 144.
     var gridDraws: Int {

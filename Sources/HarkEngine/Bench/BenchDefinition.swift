@@ -49,6 +49,8 @@ public struct BenchDefinition: Codable, Sendable {
     }
 
     public var seed: UInt64
+    /// Embedding strength, dB re the masking threshold (the default strength when absent).
+    public var strength: Double?
     public var hostSeconds: Double
     public var hosts: [Host]
     public var payloadsPerHost: Int

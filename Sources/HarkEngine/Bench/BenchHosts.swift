@@ -2,10 +2,12 @@ import Foundation
 import HarkDSP
 import HarkSoundFile
 
-/// Host and noise recordings for the bench, generated once into a work folder: speech from
-/// espeak-ng (several voices, speeds and texts), a music-like signal, pink noise, a quiet room
-/// with sparse phrases, and babble (6 voices) and crowd (30 voices over pink noise) made of the
-/// same synthetic speech.
+/// Host and noise recordings for the benches, generated once into a work folder: speech from
+/// espeak-ng (several voices, speeds and texts, with pauses of digital silence), a music-like
+/// signal, pink noise, a quiet room with sparse phrases, solo flute and solo piano lines (with a
+/// room tone at −80 dBFS),
+/// percussive music (drums and bass), an advert (speech over a music bed 10 dB under it), and
+/// babble (6 voices) and crowd (30 voices over pink noise) made of the same synthetic speech.
 public struct BenchHosts {
     public enum Failure: Error, CustomStringConvertible {
         case espeakMissing
@@ -38,8 +40,12 @@ public struct BenchHosts {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
 
+    /// The host kinds ``file(kind:index:seconds:seed:)`` makes.
+    public static let kinds = ["speech", "music", "pink", "sparse-speech", "silence", "flute", "piano", "drums", "advert",
+                               "babble", "crowd"]
+
     /// The path of a host file, generating it first if needed.
-    func file(kind: String, index: Int, seconds: Double, seed: UInt64) throws -> String {
+    public func file(kind: String, index: Int, seconds: Double, seed: UInt64) throws -> String {
         let path = "\(directory)/\(kind)-\(index)-\(Int(seconds))s.wav"
         if FileManager.default.fileExists(atPath: path) { return path }
         let n = Int(seconds * Self.rate)
@@ -53,6 +59,23 @@ public struct BenchHosts {
         case "pink":
             x = [Float](repeating: 0, count: n)
             x.withUnsafeMutableBufferPointer { var g = PinkNoiseGenerator(rms: 0.1, sampleRate: Self.rate, seed: seed); g.render(into: $0) }
+        case "flute", "piano":
+            x = [Float](repeating: 0, count: n)
+            let instrument = SoloLineGenerator.Instrument(rawValue: kind)!
+            x.withUnsafeMutableBufferPointer { var g = SoloLineGenerator(instrument, rms: 0.1, sampleRate: Self.rate, seed: seed); g.render(into: $0) }
+            // The room tone of any recording, at −80 dBFS: PEAQ's bandwidth measures are
+            // undefined for a reference with nothing above 8.1 kHz (GstPEAQ returns no grade).
+            var room = [Float](repeating: 0, count: n)
+            room.withUnsafeMutableBufferPointer { var g = PinkNoiseGenerator(rms: 1e-4, sampleRate: Self.rate, seed: seed &+ 5); g.render(into: $0) }
+            for i in 0..<n { x[i] += room[i] }
+        case "drums":
+            x = [Float](repeating: 0, count: n)
+            x.withUnsafeMutableBufferPointer { var g = DrumKitGenerator(rms: 0.1, sampleRate: Self.rate, seed: seed); g.render(into: $0) }
+        case "advert":
+            x = try speech(samples: n, seed: seed)
+            var bed = [Float](repeating: 0, count: n)
+            bed.withUnsafeMutableBufferPointer { var g = MusicGenerator(rms: 0.0316, sampleRate: Self.rate, seed: seed &+ 3); g.render(into: $0) }
+            for i in 0..<n { x[i] += bed[i] }
         case "sparse-speech":
             x = try sparseSpeech(samples: n, seed: seed)
         case "silence":
@@ -76,6 +99,41 @@ public struct BenchHosts {
         }
         try write(x, to: path)
         return path
+    }
+
+    /// The host of ``file(kind:index:seconds:seed:)`` low-passed at 18 kHz, as a production
+    /// chain leaves it: PEAQ finds a reference's bandwidth only under the level it reads above
+    /// 21.6 kHz, and grades nothing (GstPEAQ returns NaN) for a full-band noise host.
+    public func bandLimitedFile(kind: String, index: Int, seconds: Double, seed: UInt64) throws -> String {
+        let path = "\(directory)/\(kind)-\(index)-\(Int(seconds))s-18k.wav"
+        if FileManager.default.fileExists(atPath: path) { return path }
+        let reader = try SoundFileReader(path: try file(kind: kind, index: index, seconds: seconds, seed: seed))
+        var blocks = MonoBlockReader(reader)
+        var x: [Float] = []
+        while case let mono = try blocks.next(), !mono.isEmpty { x += mono }
+        try write(lowPass(x, cutoff: 18_000), to: path)
+        return path
+    }
+
+    /// A windowed-sinc low-pass (255 taps, Blackman window: −74 dB from 1.3 kHz above `cutoff`).
+    private func lowPass(_ x: [Float], cutoff: Double) -> [Float] {
+        let taps = 255, half = taps / 2
+        let fc = cutoff / Self.rate
+        var h = (0..<taps).map { i -> Double in
+            let k = Double(i - half)
+            let sinc = k == 0 ? 2 * fc : sin(2 * Double.pi * fc * k) / (Double.pi * k)
+            let w = 0.42 - 0.5 * cos(2 * Double.pi * Double(i) / Double(taps - 1)) + 0.08 * cos(4 * Double.pi * Double(i) / Double(taps - 1))
+            return sinc * w
+        }
+        let sum = h.reduce(0, +)
+        h = h.map { $0 / sum }
+        var y = [Float](repeating: 0, count: x.count)
+        for n in x.indices {
+            var acc = 0.0
+            for j in max(0, n + half - (x.count - 1))..<min(taps, n + half + 1) { acc += h[j] * Double(x[n + half - j]) }
+            y[n] = Float(acc)
+        }
+        return y
     }
 
     private func rms(_ x: [Float]) -> Double {

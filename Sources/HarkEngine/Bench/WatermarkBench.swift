@@ -81,7 +81,9 @@ public enum WatermarkBench {
                     for profile in profiles {
                         let path = workDirectory + "/marked-\(profile.rawValue).wav"
                         let e = try Embedding.embed(input: hostPath, output: path,
-                                                    options: EmbedOptions(payload: payload, key: key, profile: profile))
+                                                    options: EmbedOptions(payload: payload, key: key,
+                                                                          strength: d.strength,
+                                                                          profile: profile))
                         report.ratioRange = (min(report.ratioRange.0, e.ratio), max(report.ratioRange.1, e.ratio))
                         report.worstBand = max(report.worstBand, e.worstBand.ratio)
                         log("\(host.name) \(index + 1), payload \(payload.hex), \(profile.rawValue): watermark \(String(format: "%.1f", e.ratio)) dB")

@@ -6,12 +6,13 @@ import HarkSoundFile
 public struct EmbedOptions: Sendable {
     public var payload: WatermarkPayload
     public var key: WatermarkKey
-    /// Watermark-to-host power ratio to aim for, dB (at most −20 by default).
-    public var strength: Double
+    /// Tone power re its share of the host's masking threshold, dB (``WatermarkEmbedder``);
+    /// nil for the profile's transparent default. Above it the mark becomes audible.
+    public var strength: Double?
     /// The band the tones use; the detector must be given the same.
     public var profile: WatermarkProfile
 
-    public init(payload: WatermarkPayload, key: WatermarkKey, strength: Double = -20, profile: WatermarkProfile = .tv) {
+    public init(payload: WatermarkPayload, key: WatermarkKey, strength: Double? = nil, profile: WatermarkProfile = .tv) {
         self.payload = payload
         self.key = key
         self.strength = strength
@@ -28,8 +29,6 @@ public struct EmbedResult: Sendable {
     public var duration: Double
     /// Samples where the watermark was reduced to keep the output from clipping.
     public var limitedSamples: Int
-    /// Tone level chosen, dB re the host's critical-band RMS.
-    public var toneLevel: Double
 }
 
 public enum EmbedError: Error, Equatable, CustomStringConvertible {
@@ -45,82 +44,47 @@ public enum EmbedError: Error, Equatable, CustomStringConvertible {
         case let .silent(p):
             return "\(p): the host is silent; the watermark follows the host's level, so there is nothing to carry it"
         case let .strengthOutOfRange(s):
-            return String(format: "strength %.1f dB is outside −40…−10 dB (watermark power re host power)", s)
+            return String(format: "strength %.1f dB is outside %.0f…%.0f dB (tone power re the host's masking threshold)",
+                          s, Embedding.strengthRange.lowerBound, Embedding.strengthRange.upperBound)
         }
     }
 }
 
-/// `hark embed`: two passes over the host. The first measures how loud the watermark would be
-/// at a reference tone level, overall and in every 1/3-octave band; the second writes the host
-/// plus the watermark in the input's own rate and format, each band as loud as the requested
-/// strength asks while staying at least 3 dB under the host (``BandLevelPlan``). Memory is constant.
+/// `hark embed`: one pass over the host, writing host plus watermark in the input's own rate
+/// and format. The watermark follows the host's masking threshold frame by frame
+/// (``WatermarkEmbedder``, ``MaskingModel``); where host plus watermark would clip, the watermark
+/// gives way. Memory is constant.
 public enum Embedding {
     /// One copy (2.4 s) plus the alignment a detector needs.
     public static let minimumDuration = WatermarkFormat.copyDuration + WatermarkFormat.symbolDuration + 0.2
-    /// No 1/3-octave band may carry a watermark closer than this to the host.
-    public static let bandMargin = -3.0
-    /// A band holding less of the watermark's power than this (dB) is not held to the margin:
-    /// it is leakage from tones in other bands, some 90 dB under the host (below 16-bit
-    /// quantisation), and a host with nothing at 16 kHz would otherwise set the level everywhere.
+    /// Strengths `hark embed` accepts (dB re the masking threshold).
+    public static let strengthRange = -20.0 ... 20.0
+    /// A band holding less of the watermark's power than this (dB re the whole watermark) is
+    /// not reported as the closest band: it holds only leakage from tones in other bands.
     public static let negligibleBand = -60.0
-    /// The loudest tone allowed, re the host's critical-band RMS.
-    public static let maximumToneLevel = -6.0
-    static let referenceLevel = 0.1          // −20 dB, for the measuring pass
 
     public static func embed(input: String, output: String, options: EmbedOptions) throws -> EmbedResult {
-        guard (-40.0 ... -10.0).contains(options.strength) else { throw EmbedError.strengthOutOfRange(options.strength) }
+        if let s = options.strength, !strengthRange.contains(s) { throw EmbedError.strengthOutOfRange(s) }
         let format = WatermarkFormat(key: options.key, profile: options.profile)
-
-        // Pass 1: measure at the reference level.
-        let probe = try run(input: input, format: format, options: options, level: referenceLevel, gridGains: nil, writer: nil)
-        guard probe.duration >= minimumDuration else { throw EmbedError.tooShort(path: input, seconds: probe.duration) }
-        guard probe.hostEnergy > 0, probe.markEnergy > 0, probe.worstBand != nil else { throw EmbedError.silent(path: input) }
-        // Reach the strength, but keep every band under the host and every tone under the cap.
-        var plan = BandLevelPlan(bands: probe.bands.map { ($0.host, $0.mark) },
-                                 overallRatio: 10 * log10(probe.markEnergy / probe.hostEnergy), strength: options.strength,
-                                 margin: bandMargin, maximumGain: maximumToneLevel - 20 * log10(referenceLevel))
-
-        // Pass 2: write. A tone near a band edge leaks a little into the next band, so a band
-        // can land slightly over its margin; it is then lowered by the excess and written again.
-        for attempt in 1...3 {
-            let reader = try SoundFileReader(path: input)
-            let outFormat = try reader.outputFormat.flatMap { f -> OutputFormat? in
-                try OutputFormat.forPath(output, encoding: f.encoding == .vorbis ? nil : f.encoding)
-            } ?? OutputFormat.forPath(output)
-            let writer = try SoundFileWriter(path: output, sampleRate: reader.sampleRate, channels: reader.channels, format: outFormat)
-            reader.close()
-            let result: Pass
-            do {
-                result = try run(input: input, format: format, options: options, level: referenceLevel,
-                                 gridGains: gridGains(plan, bands: probe.bands, grid: format.grid), writer: writer)
-            } catch {
-                writer.abandon()
-                throw error
-            }
-            let excess = result.bands.map { b -> Double in
-                guard let m = b.mark, let h = b.host else { return 0 }
-                return max(0, m - h - bandMargin)
-            }
-            if attempt < 3, excess.contains(where: { $0 > 0.05 }) {
-                writer.abandon()
-                for i in plan.bandGains.indices { plan.bandGains[i] -= excess[i] + (excess[i] > 0 ? 0.1 : 0) }
-                continue
-            }
-            try writer.finish()
-            return EmbedResult(ratio: 10 * log10(result.markEnergy / result.hostEnergy),
-                               worstBand: result.worstBand ?? ("–", -.infinity), duration: result.duration,
-                               limitedSamples: result.limited, toneLevel: 20 * log10(referenceLevel) + plan.commonGain)
+        let reader = try SoundFileReader(path: input)
+        let outFormat = try reader.outputFormat.flatMap { f -> OutputFormat? in
+            try OutputFormat.forPath(output, encoding: f.encoding == .vorbis ? nil : f.encoding)
+        } ?? OutputFormat.forPath(output)
+        let writer = try SoundFileWriter(path: output, sampleRate: reader.sampleRate, channels: reader.channels, format: outFormat)
+        reader.close()
+        let result: Pass
+        do {
+            result = try run(input: input, format: format, options: options, writer: writer)
+            guard result.duration >= minimumDuration else { throw EmbedError.tooShort(path: input, seconds: result.duration) }
+            guard result.hostEnergy > 0 else { throw EmbedError.silent(path: input) }
+        } catch {
+            writer.abandon()
+            throw error
         }
-        preconditionFailure("the last attempt always returns")
-    }
-
-    /// Each grid point's gain (linear): that of the 1/3-octave band holding it.
-    private static func gridGains(_ plan: BandLevelPlan, bands: [(band: ThirdOctaveBands.Band, host: Double?, mark: Double?)],
-                                  grid: [Double]) -> [Double] {
-        grid.map { f in
-            guard let i = bands.firstIndex(where: { f >= $0.band.lower && f < $0.band.upper }) else { return 0 }
-            return pow(10, plan.bandGains[i] / 20)
-        }
+        try writer.finish()
+        return EmbedResult(ratio: result.markEnergy > 0 ? 10 * log10(result.markEnergy / result.hostEnergy) : -.infinity,
+                           worstBand: result.worstBand ?? ("–", -.infinity), duration: result.duration,
+                           limitedSamples: result.limited)
     }
 
     private struct Pass {
@@ -133,14 +97,14 @@ public enum Embedding {
         var limited = 0
     }
 
-    /// Streams the host through the embedder; writes host + watermark when `writer` is given.
-    private static func run(input: String, format: WatermarkFormat, options: EmbedOptions, level: Double,
-                            gridGains: [Double]?, writer: SoundFileWriter?) throws -> Pass {
+    /// Streams the host through the embedder and writes host + watermark.
+    private static func run(input: String, format: WatermarkFormat, options: EmbedOptions,
+                            writer: SoundFileWriter) throws -> Pass {
         let reader = try SoundFileReader(path: input)
         let channels = reader.channels
         let rate = Double(reader.sampleRate)
-        let embedder = try WatermarkEmbedder(format: format, payload: options.payload, sampleRate: rate, level: level,
-                                             gridGains: gridGains)
+        let embedder = try WatermarkEmbedder(format: format, payload: options.payload, sampleRate: rate,
+                                             strength: options.strength)
         let hostBands = try ThirdOctaveBands(sampleRate: rate)
         let markBands = try ThirdOctaveBands(sampleRate: rate)
         var blocks = MonoBlockReader(reader)
@@ -175,7 +139,7 @@ public enum Embedding {
             }
             hostMono.withUnsafeBufferPointer { hostBands.process($0) }
             mark.withUnsafeBufferPointer { markBands.process(UnsafeBufferPointer(rebasing: $0[0..<count])) }
-            try out.withUnsafeBufferPointer { try writer?.write($0) }
+            try out.withUnsafeBufferPointer { try writer.write($0) }
             mark.removeFirst(count)
             delayed.removeFirst(count * channels)
         }

@@ -5,7 +5,7 @@ import HarkEngine
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measurement benches.",
-        subcommands: [WatermarkBenchCommand.self])
+        subcommands: [WatermarkBenchCommand.self, TransparencyBenchCommand.self])
 }
 
 struct WatermarkBenchCommand: ParsableCommand {
@@ -27,6 +27,11 @@ struct WatermarkBenchCommand: ParsableCommand {
     @Flag(help: "One host of each kind, fewer offsets and less unmarked audio.")
     var quick = false
 
+    @Option(parsing: .unconditional,
+            help: ArgumentHelp("Mark the hosts at this strength (dB re the masking threshold) instead of the definitions' own.",
+                               valueName: "dB"))
+    var strength: Double?
+
     func run() throws {
         var d: BenchDefinition
         do {
@@ -36,9 +41,61 @@ struct WatermarkBenchCommand: ParsableCommand {
             throw ExitCode.failure
         }
         if quick { d = d.quick }
+        if let strength { d.strength = strength }
         do {
             let report = try WatermarkBench.run(d, workDirectory: work) { Diagnostics.progress($0) }
             try LineWriter.standardOutput.write(raw: WatermarkBench.table(report))
+        } catch let error as BenchHosts.Failure {
+            Diagnostics.error(error.description)
+            throw ExitCode.failure
+        }
+    }
+}
+
+struct TransparencyBenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "transparency",
+        abstract: "Grade how audible the watermark is, with PEAQ.",
+        discussion: """
+        Marks every host of the definitions file in each profile at each strength and grades \
+        the marked file against its host with PEAQ (ITU-R BS.1387, basic version) through \
+        GstPEAQ's `peaq`, found in $PEAQ or on PATH. Needs espeak-ng (speech hosts). Prints a \
+        Markdown table; progress goes to stderr.
+        """)
+
+    @Option(help: ArgumentHelp("Bench definitions.", valueName: "path"))
+    var definitions = "signals/transparency-bench.json"
+
+    @Option(help: ArgumentHelp("Work folder for generated hosts and marked files.", valueName: "path"))
+    var work = ".bench/transparency"
+
+    @Option(parsing: .unconditional,
+            help: ArgumentHelp("Strengths to grade, dB re the masking threshold, comma-separated (default: the definitions').",
+                               valueName: "dB,…"))
+    var strengths: String?
+
+    func run() throws {
+        var d: TransparencyDefinition
+        do {
+            d = try TransparencyDefinition.load(path: definitions)
+        } catch {
+            Diagnostics.error("\(definitions): \(error)")
+            throw ExitCode.failure
+        }
+        if let strengths {
+            let values = strengths.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+            guard !values.isEmpty, values.allSatisfy({ $0 != nil }) else {
+                Diagnostics.error("--strengths: expected numbers separated by commas, got '\(strengths)'")
+                throw ExitCode.failure
+            }
+            d.strengths = values.map { $0! }
+        }
+        do {
+            let report = try TransparencyBench.run(d, workDirectory: work) { Diagnostics.progress($0) }
+            try LineWriter.standardOutput.write(raw: TransparencyBench.table(report))
+        } catch let error as PEAQGrader.Failure {
+            Diagnostics.error(error.description)
+            throw ExitCode.failure
         } catch let error as BenchHosts.Failure {
             Diagnostics.error(error.description)
             throw ExitCode.failure

@@ -8,10 +8,12 @@ struct Embed: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Add a watermark carrying a 32-bit payload to an audio file.",
         discussion: """
-        The mark repeats every 2.4 s through the whole file, follows the host's level (quiet \
-        passages get less, silence none), stays at the requested strength overall and at least \
-        3 dB under the host in every 1/3-octave band, and never clips. The output keeps the \
-        input's sample rate, channels and, where the output type allows, its encoding. See \
+        The mark repeats every 2.4 s through the whole file. Every tone follows the host's \
+        masking threshold frame by frame (a perceptual model: critical bands, spreading, \
+        tonality, forward masking, the threshold in quiet at 92 dB SPL for full scale), so \
+        quiet passages get less, tonal passages much less, and silence or a pause the host \
+        cannot cover none. The mark never clips the output. The output keeps the input's \
+        sample rate, channels and, where the output type allows, its encoding. See \
         docs/watermark.md.
         """)
 
@@ -27,13 +29,19 @@ struct Embed: ParsableCommand {
     @OptionGroup var keys: KeyOptions
 
     @Option(parsing: .unconditional,
-            help: ArgumentHelp("Watermark power re host power, dB (−40 … −10).", valueName: "dB"))
-    var strength: Double = -20
+            help: ArgumentHelp("""
+                Tone power re the host's masking threshold, dB (−20 … 20). The default, −10 for \
+                the tv profile and −5 for stadium, grades as transparent with PEAQ; every dB \
+                above it makes the mark louder, easier to hear and easier to detect \
+                (docs/watermark.md gives the PEAQ grade and the detection of each level).
+                """, valueName: "dB"))
+    var strength: Double?
 
     func validate() throws {
         do { _ = try WatermarkPayload(hex: payload) } catch { throw ValidationError("--payload: \(error)") }
-        guard strength.isFinite, (-40.0 ... -10.0).contains(strength) else {
-            throw ValidationError("--strength must be between -40 and -10 dB")
+        if let strength, !(strength.isFinite && Embedding.strengthRange.contains(strength)) {
+            throw ValidationError(String(format: "--strength must be between %.0f and %.0f dB", Embedding.strengthRange.lowerBound,
+                                         Embedding.strengthRange.upperBound))
         }
     }
 

@@ -1,0 +1,95 @@
+import Foundation
+
+/// What a host masks from one moment to the next, at a finer time scale than ``MaskingModel``'s
+/// 43 ms frames: the host's energy in short blocks (about 2.7 ms) in the mark's band, with
+/// pre-masking (the next ``lookaheadBlocks`` blocks, about 5 ms) and forward masking (an energy
+/// that decays with a 10 ms time constant after the masker stops).
+///
+/// A frame's threshold is set by the host's energy over the whole frame; a mark that followed it
+/// would start up to 20 ms before a drum hit and ring on into the silence after a word. The
+/// embedder therefore scales the mark by `√(masker / frame energy)` wherever the masker falls
+/// below the frame's mean energy (``gain(masker:frameEnergy:)``). On the bench's drums this took
+/// the mark from 13–27 dB *above* the host just before the kicks to under it.
+public struct TemporalMasking {
+    /// Block length in seconds (rounded to samples).
+    static let blockSeconds = 0.00267
+    /// Blocks ahead of a moment whose energy still masks it.
+    public static let lookaheadBlocks = 2
+    /// Forward-masking time constant, seconds.
+    static let forwardTau = 0.010
+
+    public let blockLength: Int
+    private let decay: Double
+    private var filter: BiquadCascade
+    private var pending: [Float] = []
+    /// Mean squares of the filtered host per block, from block `firstBlock` on.
+    private var energies: [Double] = []
+    private var firstBlock = 0
+    private var tail = 0.0
+    private var tailBlock = -1
+
+    /// - Parameter band: the band whose energy masks the mark (Hz).
+    public init(sampleRate: Double, band: ClosedRange<Double>) {
+        blockLength = max(1, Int((Self.blockSeconds * sampleRate).rounded()))
+        decay = exp(-Double(blockLength) / sampleRate / Self.forwardTau)
+        filter = .bandPass(low: band.lowerBound, high: band.upperBound, order: 2, sampleRate: sampleRate)
+    }
+
+    /// Blocks whose energy is known.
+    public var blocksDone: Int { firstBlock + energies.count }
+
+    /// Adds host samples (silence: pass zeros).
+    public mutating func append(_ samples: UnsafeBufferPointer<Float>) {
+        // A non-finite sample would leave the filter's state non-finite for good.
+        var filtered = samples.map { $0.isFinite ? $0 : 0 }
+        filtered.withUnsafeMutableBufferPointer { filter.process($0) }
+        var i = 0
+        while i < filtered.count {
+            let take = min(blockLength - pending.count, filtered.count - i)
+            pending += filtered[i..<(i + take)]
+            i += take
+            if pending.count == blockLength {
+                var sum = 0.0
+                for x in pending { sum += Double(x) * Double(x) }
+                energies.append(sum / Double(blockLength))
+                pending.removeAll(keepingCapacity: true)
+            }
+        }
+    }
+
+    /// The host's mean energy of block `b` (0 before the first block).
+    public func energy(_ b: Int) -> Double {
+        guard b >= firstBlock else { return 0 }
+        precondition(b < blocksDone, "block \(b) has not arrived")
+        return energies[b - firstBlock]
+    }
+
+    /// The energy masking block `b`: the largest of the decaying energy of the blocks before,
+    /// the block's own, and the next ``lookaheadBlocks``. Blocks must be asked for in order
+    /// (each at least once), and need `b + lookaheadBlocks` to have arrived.
+    public mutating func masker(_ b: Int) -> Double {
+        while tailBlock < b {
+            tailBlock += 1
+            tail = max(energy(tailBlock), decay * tail)
+        }
+        var m = tail
+        for k in 1...Self.lookaheadBlocks { m = max(m, energy(b + k)) }
+        return m
+    }
+
+    /// Forgets blocks before `b`.
+    public mutating func discard(before b: Int) {
+        let drop = min(b - firstBlock, energies.count)
+        guard drop > 64 else { return }
+        energies.removeFirst(drop)
+        firstBlock += drop
+    }
+
+    /// The amplitude gain for the mark where `masker` masks it, given the energy its frame's
+    /// threshold was computed from: 1 where the host is at least as loud as its frame's mean,
+    /// and 0 where the masker has fallen 100 dB under it (a decayed tail is never exactly 0).
+    public static func gain(masker: Double, frameEnergy: Double) -> Double {
+        guard frameEnergy > 0, masker > frameEnergy * 1e-10 else { return 0 }
+        return min(1, (masker / frameEnergy).squareRoot())
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+@testable import HarkDSP
+
+/// The perceptual model on its own: known masking cases from the literature, and the threshold
+/// in quiet.
+@Suite struct MaskingModelTests {
+    static let rate = 48_000.0
+
+    /// Runs `x` through a fresh model frame by frame (frames centred every hop) and returns
+    /// the model after the frame centred nearest `time`.
+    private func model(after x: [Float], at time: Double) throws -> MaskingModel {
+        let m = try MaskingModel(sampleRate: Self.rate)
+        let last = Int(time * Self.rate) / m.hop
+        var frame = [Float](repeating: 0, count: m.frameLength)
+        for k in 0...last {
+            let start = k * m.hop - m.frameLength / 2
+            for i in 0..<m.frameLength {
+                let n = start + i
+                frame[i] = n >= 0 && n < x.count ? x[n] : 0
+            }
+            frame.withUnsafeBufferPointer { m.analyse($0) }
+        }
+        return m
+    }
+
+    /// Band-limited noise: white noise through a 4th-order Butterworth band-pass.
+    private func bandNoise(_ band: ClosedRange<Double>, rms: Double, seconds: Double) -> [Float] {
+        var g = WhiteNoiseGenerator(rms: 1, seed: 3)
+        var x = [Float](repeating: 0, count: Int(seconds * Self.rate))
+        x.withUnsafeMutableBufferPointer { g.render(into: $0) }
+        var filter = BiquadCascade.bandPass(low: band.lowerBound, high: band.upperBound, order: 4, sampleRate: Self.rate)
+        x.withUnsafeMutableBufferPointer { filter.process($0) }
+        let power = x.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(x.count)
+        let scale = Float(rms / power.squareRoot())
+        return x.map { $0 * scale }
+    }
+
+    private func dB(_ x: Double) -> Double { 10 * log10(x) }
+
+    @Test func noiseMasksAToneJustUnderItsLevelAndAToneMasksNoiseFarUnderIt() throws {
+        // The masking asymmetry (Zwicker & Fastl; Johnston 1988): noise a critical band wide at
+        // 1 kHz masks a tone about 4–6 dB under the noise's level; a 1 kHz tone masks noise only
+        // some 20–25 dB under its own (14.5 + z with z = 8.5 Bark: 23 dB).
+        let power = 0.005        // −23 dB re full scale
+        let tone = sine(1000, amplitude: (2 * power).squareRoot(), rate: Self.rate, count: Int(Self.rate))
+        let noise = bandNoise(920...1080, rms: power.squareRoot(), seconds: 1)
+        let toneModel = try model(after: tone, at: 0.5)
+        let noiseModel = try model(after: noise, at: 0.5)
+        let p = toneModel.partition(of: 1000)
+        #expect(toneModel.tonality[p] > 0.9, "tonality of a steady tone \(toneModel.tonality[p])")
+        #expect(noiseModel.tonality[p] < 0.2, "tonality of noise \(noiseModel.tonality[p])")
+        let underTone = dB(power / toneModel.threshold[p]), underNoise = dB(power / noiseModel.threshold[p])
+        #expect((20...26).contains(underTone), "threshold \(underTone) dB under the tone")
+        // The model is more cautious than listeners with noise (about 14 dB under it here):
+        // noise never looks perfectly unpredictable (α ≈ 0.1), and quarter-Bark partitions
+        // gather a little less than a whole critical band. The asymmetry is what matters.
+        #expect((3...16).contains(underNoise), "threshold \(underNoise) dB under the noise")
+        #expect(underTone - underNoise > 8, "a tone masks \(underTone - underNoise) dB less than noise")
+    }
+
+    @Test func maskingSpreadsFurtherUpThanDownAndFurtherWhenLoud() throws {
+        // PEAQ's slopes: 27 dB per Bark below a masker; above it 24 + 230/f − 0.2 L dB per
+        // Bark, shallower for a loud masker.
+        func thresholds(power: Double) throws -> (below: Double, above: Double) {
+            let m = try model(after: sine(1000, amplitude: (2 * power).squareRoot(), rate: Self.rate, count: Int(Self.rate)), at: 0.5)
+            let centre = MaskingModel.bark(1000)
+            let below = m.partitionBark.firstIndex { $0 >= centre - 2 }!
+            let above = m.partitionBark.firstIndex { $0 >= centre + 2 }!
+            let p = m.partition(of: 1000)
+            return (dB(m.threshold[p] / m.threshold[below]), dB(m.threshold[p] / m.threshold[above]))
+        }
+        // A tone at 88.5 dB SPL (upwards 6.5 dB per Bark) and one at 72 dB SPL (9.8 dB per Bark).
+        let loud = try thresholds(power: 0.045), quiet = try thresholds(power: 0.005)
+        #expect(loud.below > 45, "\(loud.below) dB down two Bark below")
+        #expect(loud.above < loud.below - 20, "\(loud.above) dB down two Bark above")
+        #expect(quiet.above > loud.above + 4, "a quieter masker reaches less far up: \(quiet.above) vs \(loud.above) dB")
+    }
+
+    @Test func thresholdInQuietIsTerhardtsAtTheStatedLevel() {
+        // 3.4 dB SPL at 1 kHz, about −4.9 dB SPL at 3.3 kHz; full scale plays at 92 dB SPL.
+        #expect(abs(dB(MaskingModel.quietThreshold(1000) / 0.5) + 92 - 3.37) < 0.05)
+        #expect(abs(dB(MaskingModel.quietThreshold(3300) / 0.5) + 92 - -4.9) < 0.2)
+        #expect(MaskingModel.quietThreshold(100) > MaskingModel.quietThreshold(1000) * 50)
+    }
+
+    @Test func digitalSilenceAndInaudibleHostsMaskNothing() throws {
+        let silent = try model(after: silence(Int(Self.rate)), at: 0.5)
+        #expect(silent.threshold.allSatisfy { $0 == 0 })
+        // Noise at −100 dB re full scale plays at −8 dB SPL: under the threshold in quiet.
+        let inaudible = try model(after: bandNoise(300...6000, rms: 1e-5, seconds: 1), at: 0.5)
+        #expect(inaudible.threshold.allSatisfy { $0 == 0 })
+    }
+
+    @Test func barkScaleIsZwickers() {
+        #expect(abs(MaskingModel.bark(1000) - 8.51) < 0.02)
+        #expect(abs(MaskingModel.bark(4000) - 17.26) < 0.05)
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+@testable import HarkDSP
+@testable import HarkEngine
+import HarkSoundFile
+
+/// The transparency bench's parts that need no PEAQ: its definitions, its table and what it
+/// says when `peaq` is missing. (The grades themselves come from `tools/bench-transparency`.)
+@Suite(.serialized) struct TransparencyBenchTests {
+    @Test func definitionsInTheRepositoryLoadAndCoverTheExposingHosts() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../signals/transparency-bench.json").path
+        let d = try TransparencyDefinition.load(path: path)
+        #expect(Set(d.profiles) == Set(WatermarkProfile.allCases))
+        let kinds = Set(d.hosts.map(\.kind))
+        for kind in ["speech", "sparse-speech", "flute", "piano", "drums", "advert"] { #expect(kinds.contains(kind), "\(kind)") }
+        #expect(kinds.isSubset(of: Set(BenchHosts.kinds)))
+        #expect(d.targets?["tv"]?.median == -0.5 && d.targets?["tv"]?.worst == -1.0)
+    }
+
+    @Test func tableGivesMedianWorstAndTargets() {
+        var r = TransparencyReport()
+        r.columns = [(.tv, WatermarkProfile.tv.defaultStrength), (.tv, 0)]
+        r.rows = [TransparencyRow(host: "speech", baseline: 0.1, grades: [(-0.2, -31), (-1.5, -21)]),
+                  TransparencyRow(host: "flute", baseline: 0.1, grades: [(-0.1, -40), (-1.0, -30)]),
+                  TransparencyRow(host: "drums", baseline: 0.0, grades: [(-0.9, -35), (-2.0, -25)])]
+        r.targets = ["tv": .init(median: -0.5, worst: -1.0)]
+        #expect(r.median(0) == -0.2 && r.worst(0) == -0.9 && r.median(1) == -1.5 && r.worst(1) == -2.0)
+        let table = TransparencyBench.table(r)
+        #expect(table.contains("| speech | 0.10 | -0.20 (-31 dB) | -1.50 (-21 dB) |"))
+        #expect(table.contains("| **worst** | | **-0.90** | **-2.00** |"))
+        #expect(table.contains("Target, tv profile at the default strength: median ≥ -0.5, every host ≥ -1.0: met."))
+    }
+
+    @Test func missingPEAQSaysHowToGetIt() throws {
+        let saved = ProcessInfo.processInfo.environment["PEAQ"]
+        setenv("PEAQ", "/nonexistent/peaq", 1)
+        defer { if let saved { setenv("PEAQ", saved, 1) } else { unsetenv("PEAQ") } }
+        do {
+            _ = try PEAQGrader()
+            Issue.record("a grader was made without peaq")
+        } catch let error as PEAQGrader.Failure {
+            #expect(error.description.contains("HSU-ANT/gstpeaq") && error.description.contains("$PEAQ"))
+        }
+    }
+
+    @Test func deliveryIsSixteenBitWithItsOwnDither() throws {
+        let dir = NSTemporaryDirectory() + "hark-deliver-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let source = dir + "/in.wav"
+        let w = try SoundFileWriter(path: source, sampleRate: 48_000, channels: 1, format: .init(container: .wav, encoding: .f32))
+        try [Float](repeating: 0, count: 48_000).withUnsafeBufferPointer { try w.write($0) }
+        try w.finish()
+        try TransparencyBench.deliver(source, to: dir + "/a.wav", seed: 1)
+        try TransparencyBench.deliver(source, to: dir + "/b.wav", seed: 2)
+        func read(_ p: String) throws -> [Float] {
+            let r = try SoundFileReader(path: p)
+            #expect(r.outputFormat?.encoding == .s16)
+            var x = [Float](repeating: 0, count: 48_000)
+            _ = try x.withUnsafeMutableBufferPointer { try r.read(into: $0) }
+            return x
+        }
+        let a = try read(dir + "/a.wav"), b = try read(dir + "/b.wav")
+        // Silence becomes ±1 LSB of dither, different in each file.
+        #expect(a.allSatisfy { abs($0) <= 1.5 / 32768 } && a.contains { $0 != 0 } && a != b)
+    }
+}
