@@ -16,7 +16,6 @@ import PackageDescription
 //   hark, harkd          the command line and the daemon (swift-argument-parser)
 let package = Package(
     name: "Hark",
-    platforms: [.macOS(.v13)],
     products: [
         .executable(name: "hark", targets: ["hark"]),
         .executable(name: "harkd", targets: ["harkd"]),

@@ -63,7 +63,9 @@ public final class HarkConnection {
         var bytes = Array((line + "\n").utf8)
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            // MSG_NOSIGNAL: a program using this client must not die of SIGPIPE when harkd
+            // closes the socket; it gets `.connectionLost` instead.
+            let n = bytes.withUnsafeMutableBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw errno == EPIPE || errno == ECONNRESET ? .connectionLost : .io("write: \(String(cString: strerror(errno)))")

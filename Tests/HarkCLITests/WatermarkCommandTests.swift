@@ -161,6 +161,25 @@ import Testing
         #expect(run.status == 1 && run.stderr.contains("not an audio format"))
     }
 
+    @Test func absurdSamplesGetAWarningNotACrash() throws {
+        // A float WAV holding 1e20 · sin (and one NaN): before, `hark detect` died with SIGILL.
+        let rate = 48_000, count = 4 * rate
+        var bytes: [UInt8] = []
+        func le<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { bytes += $0 } }
+        bytes += Array("RIFF".utf8); le(UInt32(36 + 4 * count)); bytes += Array("WAVEfmt ".utf8)
+        le(UInt32(16)); le(UInt16(3)); le(UInt16(1)); le(UInt32(rate)); le(UInt32(4 * rate)); le(UInt16(4)); le(UInt16(32))
+        bytes += Array("data".utf8); le(UInt32(4 * count))
+        for n in 0..<count {
+            let v: Float = n == 500 ? .nan : Float(1e20 * sin(2 * Double.pi * 1000 * Double(n) / Double(rate)))
+            le(v.bitPattern)
+        }
+        let path = dir.write("absurd.wav", bytes)
+        let run = try Hark.run(["detect", path])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("no watermark found"))
+        #expect(run.stderr.contains("samples were not finite or beyond ±10000 × full scale"), "\(run.stderr)")
+    }
+
     @Test func survivesASimulatedPath() throws {
         let host = try music("host.wav", seconds: 14)
         let marked = dir.file("marked.wav"), received = dir.file("received.wav")

@@ -197,6 +197,23 @@ import Testing
         #expect(found.allSatisfy { $0.payload == payload })
     }
 
+    @Test func absurdAndNonFiniteSamplesAreCountedNotTrapped() throws {
+        // 1e20 · sin squared overflows single precision; before the clamp this trapped in a
+        // float-to-integer conversion. NaN and infinity are read as 0 and counted.
+        let detector = try WatermarkDetector(format: WatermarkFormat(key: .demo), sampleRate: Self.rate)
+        var x = sine(1000, amplitude: 1e20, rate: Self.rate, count: Int(3 * Self.rate))
+        x[100] = .nan
+        x[200] = .infinity
+        #expect(x.withUnsafeBufferPointer { detector.process($0) }.isEmpty)
+        #expect(detector.unusableSamples > Int(2.9 * Self.rate))
+        // A marked signal with a few broken samples is still heard.
+        var y = try mark(host("music", seconds: 8), payload: WatermarkPayload(0x0BAD0001), key: .demo)
+        for i in stride(from: 1000, to: y.count, by: 48_000) { y[i] = i % 2 == 0 ? .nan : -.infinity }
+        let clean = try WatermarkDetector(format: WatermarkFormat(key: .demo), sampleRate: Self.rate)
+        #expect(y.withUnsafeBufferPointer { clean.process($0) }.first?.payload == WatermarkPayload(0x0BAD0001))
+        #expect(clean.unusableSamples == 8)
+    }
+
     @Test func detectorStateStaysSmall() throws {
         let detector = try WatermarkDetector(format: WatermarkFormat(key: .demo), sampleRate: Self.rate)
         #expect(detector.stateBytes < 10_000_000)

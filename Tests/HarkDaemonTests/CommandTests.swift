@@ -2,6 +2,18 @@ import Testing
 @testable import HarkDaemon
 
 @Suite struct CommandTests {
+    @Test func deepNestingIsRefusedBeforeDecoding() throws {
+        // 500 nested arrays in a 1 KB line: decoding them took about 3 s of the event loop.
+        let deep = String(repeating: "[", count: 500) + String(repeating: "]", count: 500)
+        guard case .failure(let r) = Command.parse(deep) else { Issue.record("accepted"); return }
+        #expect(r.message == "nested deeper than 8 levels")
+        let deepInObject = #"{"cmd":"status","x":"# + String(repeating: "{\"a\":", count: 20) + "1" + String(repeating: "}", count: 21)
+        #expect(throws: Command.Rejection.self) { try Command.parse(deepInObject).get() }
+        // Brackets inside strings do not count, and 8 levels are fine.
+        #expect(try Command.parse(#"{"cmd":"status","id":"[[[[[[[[[[[[[[[[[[[[\"{{{{{{{{{{{{"}"#).get() == .status)
+        #expect(try Command.parse(#"{"cmd":"status","x":[[[[[[[1]]]]]]]}"#).get() == .status)
+    }
+
     @Test func parsesEveryCommand() throws {
         #expect(try Command.parse(#"{"cmd":"status"}"#).get() == .status)
         #expect(try Command.parse(#"{"cmd":"version"}"#).get() == .version)

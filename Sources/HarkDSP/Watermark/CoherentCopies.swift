@@ -133,7 +133,8 @@ final class CoherentCopies {
                 let v = floor > 0 ? spectrum[bins[j]] * (Self.quantum / floor.squareRoot()) : .zero
                 // Rounded half away from zero, without a call into libm; beyond a byte, clamped.
                 let r = v + SIMD2(v.x < 0 ? -0.5 : 0.5, v.y < 0 ? -0.5 : 0.5)
-                row[j] = SIMD2(Int8(clamping: Int32(max(-200, min(200, r.x)))), Int8(clamping: Int32(max(-200, min(200, r.y)))))
+                row[j] = SIMD2(Int8(clamping: Int32(r.x.isNaN ? 0 : max(-200, min(200, r.x)))),
+                               Int8(clamping: Int32(r.y.isNaN ? 0 : max(-200, min(200, r.y)))))
             }
         }
     }

@@ -156,7 +156,9 @@ struct ToneEnergyFrame {
                     let one = energy(p.1), zero = energy(p.0)
                     // Rounded half away from zero (so a pair's two keyings give exactly opposite
                     // values), without a call into libm.
-                    let x = (one - zero) * scale
+                    // Clamped before the conversion, which traps on NaN or beyond Int32.
+                    let d = (one - zero) * scale
+                    let x = d.isNaN ? 0 : max(-200, min(200, d))
                     out[i] = Int8(clamping: Int32(x + (x < 0 ? -0.5 : 0.5)))
                     sums[i] = one + zero
                 }

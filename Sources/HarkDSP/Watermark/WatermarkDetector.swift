@@ -194,6 +194,11 @@ public final class WatermarkDetector {
     /// unmarked audio this shows how close chance came to ``threshold`` (without a catalogue the
     /// set it ranges over is 2¹⁶ times larger than the valid payloads, so it errs high).
     public private(set) var highestDecodedScore: Double = 0
+    /// Samples that were not finite (read as 0) or beyond ±``sampleLimit`` (clamped to it).
+    /// Powers of larger values overflow single precision and turn the floors into NaN.
+    public private(set) var unusableSamples = 0
+    /// The largest magnitude a sample is read with: 80 dB over full scale.
+    public static let sampleLimit: Float = 10_000
 
     /// Bytes held by the detector's buffers (for the 10 MB budget).
     public var stateBytes: Int {
@@ -235,7 +240,19 @@ public final class WatermarkDetector {
     }
 
     private func take(_ block: UnsafeBufferPointer<Float>) -> [WatermarkDetection] {
-        samples.append(contentsOf: block)
+        let limit = Self.sampleLimit
+        if block.contains(where: { !($0.magnitude <= limit) }) {
+            for x in block {
+                if x.magnitude <= limit {
+                    samples.append(x)
+                } else {
+                    unusableSamples += 1
+                    samples.append(x.isFinite ? (x < 0 ? -limit : limit) : 0)
+                }
+            }
+        } else {
+            samples.append(contentsOf: block)
+        }
         var found: [WatermarkDetection] = []
         while nextFrameStart + frameLength <= samplesStart + samples.count {
             analyseFrame(at: nextFrameStart - samplesStart)

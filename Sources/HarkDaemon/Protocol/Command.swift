@@ -20,6 +20,31 @@ public enum Command: Equatable, Sendable {
     public static let shakeSeconds = 1.0...60.0
     public static let noiseSeconds = 1.0...3_600.0
     static let maxIDLength = 128
+    /// Deepest nesting of arrays and objects a line may have. No command needs more than 2;
+    /// decoding 500 nested arrays took about 3 s on the event loop.
+    static let maxDepth = 8
+
+    /// The deepest nesting of `[` and `{` outside strings, read up to the first level over
+    /// `limit` (so a hostile line costs one pass at most).
+    static func nestingDepth(_ line: String, limit: Int) -> Int {
+        var depth = 0, deepest = 0, inString = false, escaped = false
+        for b in line.utf8 {
+            if inString {
+                if escaped { escaped = false } else if b == UInt8(ascii: "\\") { escaped = true } else if b == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch b {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+                deepest = max(deepest, depth)
+                if deepest > limit { return deepest }
+            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+            default: break
+            }
+        }
+        return deepest
+    }
 
     /// Why a line was refused; `id` is echoed when the line had a usable one.
     public struct Rejection: Error, Equatable, Sendable {
@@ -29,6 +54,9 @@ public enum Command: Equatable, Sendable {
 
     /// Parses one line from a client.
     public static func parse(_ line: String) -> Result<Command, Rejection> {
+        guard nestingDepth(line, limit: maxDepth) <= maxDepth else {
+            return .failure(Rejection(message: "nested deeper than \(maxDepth) levels"))
+        }
         guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)) else {
             return .failure(Rejection(message: "not valid JSON"))
         }

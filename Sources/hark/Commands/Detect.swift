@@ -30,12 +30,15 @@ struct Detect: ParsableCommand {
         try Diagnostics.eachFile(files) { _, path in
             let source = try SoundFileSource(path: path)
             var count = 0
-            try WatermarkScan.run(source: source, key: key, profile: keys.watermarkProfile, catalogue: list) { d in
+            let unusable = try WatermarkScan.run(source: source, key: key, profile: keys.watermarkProfile, catalogue: list) { d in
                 count += 1
                 try out.write(line: json ? AnalysisEvent.detection(DetectionEvent(source: path, detection: d)).jsonLine
                                          : DetectionEvent.summary(path, d))
             }
             source.warnings.forEach(Diagnostics.warning)
+            if unusable > 0 {
+                Diagnostics.warning("\(path): \(unusable) samples were not finite or beyond ±\(Int(WatermarkDetector.sampleLimit)) × full scale; the watermark search read them as 0 or clamped")
+            }
             if !json && count == 0 { try out.write(line: "\(path): no watermark found") }
         }
     }
