@@ -75,6 +75,28 @@ import Testing
         #expect(c.isActive)
     }
 
+    @Test func aLineOfExactlyTheLimitIsFineWithEitherLineEnd() throws {
+        // 4096 bytes of line, then \n or \r\n: both are within the documented limit, also when
+        // the \r arrives in a read of its own.
+        let line = #"{"cmd":"version","pad":""# + String(repeating: " ", count: 4096 - 26) + #""}"#
+        #expect(line.utf8.count == 4096)
+        for carriageReturn in [false, true] {
+            let (c, _) = try channel()
+            _ = try lines(c)
+            try? write(c, line + (carriageReturn ? "\r" : ""))
+            try? write(c, "\n")
+            c.embeddedEventLoop.run()
+            let out = try lines(c)
+            #expect(out.count == 1 && out[0].hasPrefix(#"{"class":"version""#), "with \\r: \(carriageReturn): \(out)")
+            #expect(c.isActive)
+        }
+        let (c, _) = try channel()
+        _ = try lines(c)
+        try? write(c, line + "x\r\n")
+        c.embeddedEventLoop.run()
+        #expect(!c.isActive)
+    }
+
     @Test func aDisconnectedClientsSessionsEnd() throws {
         let (c, hub) = try channel()
         try write(c, #"{"cmd":"shake","seconds":10}"# + "\n")

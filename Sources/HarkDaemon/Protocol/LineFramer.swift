@@ -13,14 +13,17 @@ struct LineFramer: ByteToMessageDecoder {
         let view = buffer.readableBytesView
         if let newline = view.firstIndex(of: UInt8(ascii: "\n")) {
             let length = newline - view.startIndex
-            guard length <= Self.maximumLength else { throw LineTooLong() }
+            // The limit counts the line's own bytes: a `\r` before the `\n` is not one of them.
+            let carriageReturn = length > 0 && view[newline - 1] == UInt8(ascii: "\r")
+            guard length - (carriageReturn ? 1 : 0) <= Self.maximumLength else { throw LineTooLong() }
             var line = buffer.readString(length: length) ?? ""
             buffer.moveReaderIndex(forwardBy: 1)
             if line.hasSuffix("\r") { line.removeLast() }
             context.fireChannelRead(wrapInboundOut(line))
             return .continue
         }
-        if buffer.readableBytes > Self.maximumLength { throw LineTooLong() }
+        // One byte more may still be a line of the longest length and its `\r`.
+        if buffer.readableBytes > Self.maximumLength + 1 { throw LineTooLong() }
         return .needMoreData
     }
 
