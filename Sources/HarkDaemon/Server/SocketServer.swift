@@ -57,17 +57,34 @@ final class SocketServer: @unchecked Sendable {
             return
         }
         try prepare(path)
-        channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
-        createdPath = path
-        if chmod(path, mode_t(mode)) != 0 {
+        // Bound in a private directory (mode 0700), given its mode and group there, and only
+        // then renamed into place: the socket is never reachable at its public path with the
+        // permissions bind() gives it under the inherited umask (0777 under umask 000, where an
+        // unprivileged user was once served during start-up).
+        let staging = try Self.privateDirectory(beside: path)
+        defer { rmdir(staging) }
+        let bound = staging + "/harkd.sock"
+        channel = try await bootstrap.bind(unixDomainSocketPath: bound).get()
+        if chmod(bound, mode_t(mode)) != 0 {
             logger.warning("cannot set mode \(String(mode, radix: 8)) on \(path): \(String(cString: strerror(errno)))")
         }
         if let groupName {
-            guard let g = getgrnam(groupName) else { throw SocketServerError.unknownGroup(groupName) }
-            if chown(path, uid_t.max, g.pointee.gr_gid) != 0 {
+            guard let g = getgrnam(groupName) else {
+                await stop()
+                unlink(bound)
+                throw SocketServerError.unknownGroup(groupName)
+            }
+            if chown(bound, uid_t.max, g.pointee.gr_gid) != 0 {
                 logger.warning("cannot give \(path) to group \(groupName): \(String(cString: strerror(errno)))")
             }
         }
+        guard rename(bound, path) == 0 else {
+            let why = String(cString: strerror(errno))
+            await stop()
+            unlink(bound)
+            throw SocketServerError.cannotCreateDirectory(path, "cannot move the socket into place: \(why)")
+        }
+        createdPath = path
         logger.info("listening on \(path) (mode \(String(mode, radix: 8)))")
     }
 
@@ -95,6 +112,17 @@ final class SocketServer: @unchecked Sendable {
         if Self.someoneListens(at: path) { throw SocketServerError.inUse(path) }
         unlink(path)
         logger.info("removed stale socket \(path)")
+    }
+
+    /// A new directory only this user can enter, in the socket's own directory (so the rename
+    /// stays on one file system).
+    static func privateDirectory(beside path: String) throws -> String {
+        let dir = (path as NSString).deletingLastPathComponent
+        var template = Array(((dir.isEmpty ? "." : dir) + "/.harkd-XXXXXX").utf8CString)
+        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
+            throw SocketServerError.cannotCreateDirectory(dir, String(cString: strerror(errno)))
+        }
+        return String(cString: template)
     }
 
     static func someoneListens(at path: String) -> Bool {
