@@ -52,7 +52,7 @@ let package = Package(
         .target(
             name: "HarkDaemon",
             dependencies: [
-                "HarkEngine", "HarkCapture",
+                "HarkEngine", "HarkDSP", "HarkCapture",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -63,13 +63,13 @@ let package = Package(
         .executableTarget(
             name: "hark",
             dependencies: [
-                "HarkEngine", "HarkClient",
+                "HarkEngine", "HarkDSP", "HarkSoundFile", "HarkClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .executableTarget(
             name: "harkd",
             dependencies: [
-                "HarkDaemon",
+                "HarkDaemon", "HarkEngine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,6 +1,7 @@
 import Foundation
 import HarkCapture
 import HarkDSP
+import HarkEngine
 
 /// Everything harkd can be told, from its configuration file and command line.
 ///
@@ -125,10 +126,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
             guard !value.isEmpty else { throw Message(text: "key is empty") }
             watermarkKey = WatermarkKey(text: value)
         case "key-file":
-            guard let data = FileManager.default.contents(atPath: value), !data.isEmpty else {
-                throw Message(text: "key-file \(value): missing, unreadable or empty")
+            do {
+                watermarkKey = try KeyFile.read(value)
+            } catch {
+                throw Message(text: "key-file \(error.description)")
             }
-            watermarkKey = WatermarkKey(bytes: [UInt8](data))
         case "profile":
             guard let p = WatermarkProfile(rawValue: value) else { throw Message(text: "profile must be tv or stadium, not '\(value)'") }
             watermarkProfile = p

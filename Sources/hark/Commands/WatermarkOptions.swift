@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HarkDSP
+import HarkEngine
 
 extension WatermarkProfile: ExpressibleByArgument {}
 
@@ -33,16 +34,12 @@ struct KeyOptions: ParsableArguments {
     /// The key, or an error line naming the key file.
     func resolve() throws -> WatermarkKey {
         if let path = keyFile {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "no such file"
-                Diagnostics.error("\(path): \(reason) (key file)")
+            do {
+                return try KeyFile.read(path)
+            } catch {
+                Diagnostics.error(error.description)
                 throw ExitCode.failure
             }
-            guard !data.isEmpty else {
-                Diagnostics.error("\(path): the key file is empty")
-                throw ExitCode.failure
-            }
-            return WatermarkKey(bytes: [UInt8](data))
         }
         return key.map(WatermarkKey.init(text:)) ?? .demo
     }
