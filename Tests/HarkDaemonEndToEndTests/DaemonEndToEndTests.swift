@@ -202,7 +202,12 @@ final class UncheckedBox<T>: @unchecked Sendable {
             mode = try c.ask(["cmd": "status"], until: "status")?["mode"] as? String
         }
         #expect(mode == "continuous")
+        // The reload logs this last, after the capture has been reconfigured.
+        while !h.logText.contains("configuration reloaded") && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
         #expect(h.logText.contains("configuration reloaded"))
+        // The capture settings (device, and the ALSA configuration from --alsa-config) did not
+        // change, so the device is neither reopened nor lost.
+        #expect(!h.logText.contains("reopening") && !h.logText.contains("Unknown PCM"), "\(h.logText)")
         h.stop()
     }
 }

@@ -129,6 +129,10 @@ public final class Daemon: Service, @unchecked Sendable {
             let text = try String(contentsOfFile: path, encoding: .utf8)
             try fresh.apply(file: text, source: path)
             for (k, v) in overrides { try fresh.override(k, v) }
+            // The ALSA configuration comes only from the command line (--alsa-config): keep it,
+            // or a reload with nothing changed reopened the device under the system's ALSA
+            // configuration and lost it ("Unknown PCM default").
+            fresh.capture.configuration = configuration.capture.configuration
         } catch {
             logger.error("SIGHUP: configuration not reloaded: \(error)")
             return
