@@ -181,11 +181,38 @@ final class UncheckedBox<T>: @unchecked Sendable {
         let s = try #require(try c.ask(["cmd": "status"], until: "status"))
         #expect(s["state"] as? String == "device-lost")
         #expect((s["detail"] as? String)?.contains("cannot open capture device 'nonexistent'") == true)
-        let shake = try #require(try c.ask(["cmd": "shake", "seconds": 1], until: "shake", timeout: 10))
-        #expect(shake["result"] as? String == "none")
+        let shake = try #require(try c.ask(["cmd": "shake", "seconds": 1, "id": "s"], until: "error", timeout: 10))
+        #expect(shake["id"] as? String == "s")
+        #expect((shake["message"] as? String)?.contains("cannot open capture device 'nonexistent'") == true, "\(shake)")
         #expect(h.logText.contains("retrying in"))
         #expect(h.logText.contains("ALSA "), "ALSA's own message should be in the log")
         #expect(h.terminate() == 0)
+    }
+
+    @Test func aDeviceThatCannotBeOpenedFailsTheSessionsLoudly() throws {
+        // harkd -D with no such device: it still starts (the device may appear later), but a
+        // noise or shake session ends with an error naming the device and the reason, and the
+        // client exits non-zero. Before: an empty report ("LAeq –, over 0.0 s") and exit 0.
+        let h = try DaemonHarness()
+        try h.start(["-D", "nosuch"])
+        let c = try h.connect()
+        let error = try #require(try c.ask(["cmd": "noise", "seconds": 1, "id": "n1"], until: "error", timeout: 10))
+        #expect(error["id"] as? String == "n1" && error["device"] as? String == "nosuch")
+        #expect((error["message"] as? String)?.contains("no audio from capture device 'nosuch'") == true, "\(error)")
+        for command in [["noise", "--seconds", "1"], ["shake", "--seconds", "1"]] {
+            let p = Process()
+            p.executableURL = builtExecutable("hark")
+            p.arguments = command + ["--socket", h.socket]
+            let err = Pipe()
+            p.standardError = err
+            p.standardOutput = FileHandle.nullDevice
+            try p.run()
+            let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            #expect(p.terminationStatus != 0, "hark \(command[0]) exited 0")
+            #expect(text.contains("no audio from capture device 'nosuch'"), "\(text)")
+        }
+        h.stop()
     }
 
     @Test func sighupReloadsTheConfiguration() throws {

@@ -93,12 +93,32 @@ import Testing
         #expect(report["warnings"] as? [String] == ["audio missing: the capture device was lost and reopened 1 time(s)"])
     }
 
-    @Test func shakeEndsByTheWallClockWhenAudioStops() {
+    @Test func sessionsThatGetNoAudioEndWithAnErrorNamingTheDevice() {
+        // Before, a shake answered "none" and a noise session an empty report, and the client
+        // exited as if it had measured something.
+        let hub = Hub(logger: Logger(label: "test"))
+        hub.configure(continuous: false, calibration: 0, device: "hw:9,0")
+        hub.statusProvider = {
+            Messages.Status(state: "lost", device: "hw:9,0", rate: nil, mode: "on-demand", uptime: 1, overruns: 0, dropped: 0,
+                            clients: 1, sessions: 2, detail: "cannot open hw:9,0: No such device")
+        }
+        let a = Client(hub: hub)
+        hub.handle(.shake(seconds: 1, id: "w"), from: a.connection.id)
+        hub.handle(.noise(seconds: 1, id: "n"), from: a.connection.id)
+        hub.tick(streamTime: 0, now: Date(timeIntervalSinceNow: 1 + Hub.grace + 0.1))
+        #expect(a.lines() == [
+            #"{"class":"error","id":"w","message":"no audio from capture device 'hw:9,0' for this shake: cannot open hw:9,0: No such device","device":"hw:9,0"}"#,
+            #"{"class":"error","id":"n","message":"no audio from capture device 'hw:9,0' for this noise session: cannot open hw:9,0: No such device","device":"hw:9,0"}"#,
+        ])
+        #expect(hub.sessionCount == 0)
+    }
+
+    @Test func shakeEndsByTheWallClockWhenAudioStopsPartWay() {
         let hub = Hub(logger: Logger(label: "test"))
         let a = Client(hub: hub)
         hub.handle(.shake(seconds: 1, id: "w"), from: a.connection.id)
-        hub.tick(streamTime: 0, now: Date(timeIntervalSinceNow: 1 + Hub.grace + 0.1))
-        #expect(a.lines() == [#"{"class":"shake","id":"w","result":"none","after":0.000,"warnings":["audio stopped coming (capture device lost?): heard 0.00 s of 1.00 s"]}"#])
+        hub.tick(streamTime: 0.4, now: Date(timeIntervalSinceNow: 1 + Hub.grace + 0.1))
+        #expect(a.lines() == [#"{"class":"shake","id":"w","result":"none","after":0.400,"warnings":["audio stopped coming (capture device lost?): heard 0.40 s of 1.00 s"]}"#])
     }
 
     @Test func noiseSessionStreamsLevelsThenAReport() throws {

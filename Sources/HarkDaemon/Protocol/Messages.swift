@@ -15,11 +15,12 @@ public enum Messages {
         return j.line
     }
 
-    public static func error(_ message: String, id: String? = nil) -> String {
+    public static func error(_ message: String, id: String? = nil, device: String? = nil) -> String {
         var j = JSONLine()
         j.add("class", "error")
         if let id { j.add("id", id) }
         j.add("message", message)
+        if let device { j.add("device", device) }
         return j.line
     }
 

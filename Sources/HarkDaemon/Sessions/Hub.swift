@@ -282,28 +282,48 @@ public final class Hub: @unchecked Sendable {
         broadcast(Messages.status(statusProvider()), to: .status)
     }
 
-    /// Advances audio time and ends sessions whose time is up.
+    /// Advances audio time and ends sessions whose time is up. A session that got no audio at
+    /// all by its wall-clock deadline ends with an `error` naming the device and what the
+    /// capture last reported: not "none", not an empty report.
     func tick(streamTime: Double, now: Date = Date()) {
         var answers: [(Int, String)] = []
-        state.withLock { s in
+        var unheard: [(client: Int, id: String?, what: String)] = []
+        let device = state.withLock { s -> String in
             s.streamTime = streamTime
             s.shakes.removeAll { shake in
                 let heard = streamTime - shake.start
                 guard heard >= shake.seconds || now >= shake.wallDeadline else { return false }
+                guard heard > 0 else {
+                    unheard.append((shake.client, shake.id, "shake"))
+                    return true
+                }
                 var warnings = shake.gaps.warnings(rate: shake.rate)
                 if heard < shake.seconds {
-                    warnings.append(String(format: "audio stopped coming (capture device lost?): heard %.2f s of %.2f s", max(heard, 0), shake.seconds))
+                    warnings.append(String(format: "audio stopped coming (capture device lost?): heard %.2f s of %.2f s", heard, shake.seconds))
                 }
-                answers.append((shake.client, Messages.shakeNone(id: shake.id, after: min(max(heard, 0), shake.seconds), warnings: warnings)))
+                answers.append((shake.client, Messages.shakeNone(id: shake.id, after: min(heard, shake.seconds), warnings: warnings)))
                 return true
             }
             s.noises.removeAll { n in
                 guard now >= n.wallDeadline else { return false }
-                let measured = n.rate > 0 ? Double(n.framesDone) / n.rate : 0
+                guard n.framesDone > 0 else {
+                    unheard.append((n.client, n.id, "noise session"))
+                    return true
+                }
+                let measured = Double(n.framesDone) / n.rate
                 let warning = String(format: "audio stopped coming (capture device lost?): measured %.2f s of %.2f s", measured, n.seconds)
                 answers.append((n.client, report(for: n, device: s.device, warnings: n.gaps.warnings(rate: n.rate) + [warning])))
                 return true
             }
+            return s.device
+        }
+        if !unheard.isEmpty {
+            let status = statusProvider()
+            let why = status.detail.map { ": \($0)" } ?? " (capture state: \(status.state))"
+            for u in unheard {
+                answers.append((u.client, Messages.error("no audio from capture device '\(device)' for this \(u.what)\(why)", id: u.id, device: device)))
+            }
+            logger.error("a \(unheard[0].what) got no audio from capture device '\(device)'\(why)")
         }
         for (client, line) in answers { send(line, to: client) }
         if !answers.isEmpty { updateAudioNeed() }
