@@ -215,6 +215,36 @@ final class UncheckedBox<T>: @unchecked Sendable {
         h.stop()
     }
 
+    @Test func aPipelinedBurstThenCloseLeavesNoSession() throws {
+        // 60 lines the daemon answers with errors, a one-hour noise session, and the client
+        // gone at once: before, the session outlived its client (10 of 10 tries).
+        let h = try DaemonHarness()
+        try h.start()
+        for _ in 0..<5 {
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            var addr = sockaddr_un()
+            addr.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &addr.sun_path) { raw in for (i, b) in Array(h.socket.utf8).enumerated() { raw[i] = b } }
+            let connected = withUnsafePointer(to: &addr) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            #expect(connected == 0)
+            let burst = Array((String(repeating: "{\"cmd\":\"nope\"}\n", count: 60) + #"{"cmd":"noise","seconds":3600}"# + "\n").utf8)
+            _ = burst.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            close(fd)
+        }
+        let c = try h.connect()
+        var sessions: Int?
+        let deadline = Date(timeIntervalSinceNow: 5)
+        repeat {
+            sessions = try c.ask(["cmd": "status"], until: "status")?["sessions"] as? Int
+            if sessions == 0 { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        } while Date() < deadline
+        #expect(sessions == 0)
+        h.stop()
+    }
+
     @Test func sighupReloadsTheConfiguration() throws {
         let h = try DaemonHarness()
         try h.start(config: "mode = on-demand\n")

@@ -93,6 +93,19 @@ import Testing
         #expect(report["warnings"] as? [String] == ["audio missing: the capture device was lost and reopened 1 time(s)"])
     }
 
+    @Test func commandsFromAClosedConnectionStartNoSession() {
+        // Pipelined lines ending in a long noise session, then an immediate close: the framer
+        // could deliver the last lines after the disconnect, leaving a session with no client
+        // that kept the microphone open for an hour.
+        let hub = Hub(logger: Logger(label: "test"))
+        let a = Client(hub: hub)
+        hub.disconnect(a.connection.id)
+        hub.handle(.noise(seconds: 3600, id: "orphan"), from: a.connection.id)
+        hub.handle(.shake(seconds: 60, id: "orphan"), from: a.connection.id)
+        #expect(hub.sessionCount == 0)
+        #expect(!hub.audioNeeded)
+    }
+
     @Test func sessionsThatGetNoAudioEndWithAnErrorNamingTheDevice() {
         // Before, a shake answered "none" and a noise session an empty report, and the client
         // exited as if it had measured something.

@@ -47,6 +47,9 @@ final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
             hub.disconnect(connection.id)
             logger.debug("client \(connection.id) disconnected")
         }
+        // Lines the framer still delivers after this (it may be mid-burst when the close comes)
+        // belong to no one.
+        connection = nil
         context.fireChannelInactive()
     }
 

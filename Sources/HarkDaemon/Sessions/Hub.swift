@@ -136,11 +136,17 @@ public final class Hub: @unchecked Sendable {
             if classes.contains(.status) { send(Messages.status(statusProvider()), to: client) }
         case .shake(let seconds, let id):
             state.withLock { s in
+                // A line decoded after its connection closed (a pipelined burst, then close)
+                // must not leave a session nobody will read, holding the microphone open.
+                guard s.clients[client] != nil else { return }
                 s.shakes.append(Shake(id: id, client: client, start: s.streamTime, seconds: seconds,
                                       wallDeadline: Date(timeIntervalSinceNow: seconds + Self.grace)))
             }
         case .noise(let seconds, let id):
-            state.withLock { s in s.noises.append(Noise(id: id, client: client, start: s.streamTime, seconds: seconds)) }
+            state.withLock { s in
+                guard s.clients[client] != nil else { return }
+                s.noises.append(Noise(id: id, client: client, start: s.streamTime, seconds: seconds))
+            }
         }
         updateAudioNeed()
     }
