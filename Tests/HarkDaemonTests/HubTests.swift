@@ -93,6 +93,24 @@ import Testing
         #expect(report["warnings"] as? [String] == ["audio missing: the capture device was lost and reopened 1 time(s)"])
     }
 
+    @Test func sessionsAreBoundedPerConnectionAndInAll() throws {
+        // 1 000 noise sessions asked for on one connection: the first four run, the rest are
+        // refused with an error carrying their id. Before, every one ran (1 GB of meters).
+        let hub = Hub(logger: Logger(label: "test"))
+        let a = Client(hub: hub)
+        for i in 0..<1000 { hub.handle(.noise(seconds: 3600, id: "n\(i)"), from: a.connection.id) }
+        #expect(hub.sessionCount == Hub.sessionsPerClient)
+        let errors = a.objects().filter { $0["class"] as? String == "error" }
+        #expect(errors.count == 1000 - Hub.sessionsPerClient)
+        #expect(errors.first?["id"] as? String == "n\(Hub.sessionsPerClient)")
+        #expect((errors.first?["message"] as? String)?.hasPrefix("too many sessions: at most 4") == true)
+        // All connections together: 64.
+        let others = (0..<20).map { _ in Client(hub: hub) }
+        for c in others { for _ in 0..<4 { hub.handle(.shake(seconds: 60, id: "s"), from: c.connection.id) } }
+        #expect(hub.sessionCount == Hub.sessionsInAll)
+        #expect(others.last!.objects().contains { ($0["message"] as? String)?.contains("at most 64 at a time") == true })
+    }
+
     @Test func commandsFromAClosedConnectionStartNoSession() {
         // Pipelined lines ending in a long noise session, then an immediate close: the framer
         // could deliver the last lines after the disconnect, leaving a session with no client

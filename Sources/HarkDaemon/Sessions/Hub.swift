@@ -19,6 +19,11 @@ public final class Hub: @unchecked Sendable {
     /// absent this long (audio seconds).
     static let rebroadcastInterval = 6.0
     static let sessionLevelInterval = 0.1
+    /// Sessions one connection may have in flight, and all connections together. A noise
+    /// session holds a meter and a band analyser (about 1 MB); 1 000 of them on one connection
+    /// once took harkd to 1 GB and made it drop audio for everyone.
+    static let sessionsPerClient = 4
+    static let sessionsInAll = 64
 
     private struct ClientState {
         let connection: ClientConnection
@@ -135,20 +140,38 @@ public final class Hub: @unchecked Sendable {
             send(j.line, to: client)
             if classes.contains(.status) { send(Messages.status(statusProvider()), to: client) }
         case .shake(let seconds, let id):
-            state.withLock { s in
+            let refusal = state.withLock { s -> String? in
                 // A line decoded after its connection closed (a pipelined burst, then close)
                 // must not leave a session nobody will read, holding the microphone open.
-                guard s.clients[client] != nil else { return }
+                guard s.clients[client] != nil else { return nil }
+                if let why = Self.refusal(s, client: client) { return why }
                 s.shakes.append(Shake(id: id, client: client, start: s.streamTime, seconds: seconds,
                                       wallDeadline: Date(timeIntervalSinceNow: seconds + Self.grace)))
+                return nil
             }
+            if let refusal { send(Messages.error(refusal, id: id), to: client) }
         case .noise(let seconds, let id):
-            state.withLock { s in
-                guard s.clients[client] != nil else { return }
+            let refusal = state.withLock { s -> String? in
+                guard s.clients[client] != nil else { return nil }
+                if let why = Self.refusal(s, client: client) { return why }
                 s.noises.append(Noise(id: id, client: client, start: s.streamTime, seconds: seconds))
+                return nil
             }
+            if let refusal { send(Messages.error(refusal, id: id), to: client) }
         }
         updateAudioNeed()
+    }
+
+    /// Why a new session for `client` is refused, if it is.
+    private static func refusal(_ s: State, client: Int) -> String? {
+        let mine = s.shakes.count { $0.client == client } + s.noises.count { $0.client == client }
+        if mine >= sessionsPerClient {
+            return "too many sessions: at most \(sessionsPerClient) at a time on one connection"
+        }
+        if s.shakes.count + s.noises.count >= sessionsInAll {
+            return "too many sessions: harkd runs at most \(sessionsInAll) at a time; try again when one ends"
+        }
+        return nil
     }
 
     func reject(_ rejection: Command.Rejection, from client: Int) {
