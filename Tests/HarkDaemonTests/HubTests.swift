@@ -192,6 +192,23 @@ import Testing
         #expect(bystander.lines().isEmpty)
     }
 
+    @Test func aWatcherThatJoinsWhileAMarkPlaysHearsIt() {
+        // Before, the "once, then after 6 s of absence" memory was shared: a watcher joining
+        // during an advert heard nothing until the advert had been gone for 6 s.
+        let hub = Hub(logger: Logger(label: "test"))
+        let early = Client(hub: hub), late = Client(hub: hub)
+        hub.handle(.watch([.detection]), from: early.connection.id)
+        _ = early.lines()
+        for t in stride(from: 3.0, to: 5.0, by: 0.05) { hub.detection(detection(0x1234, time: t), time: t, start: t - 2.4) }
+        hub.handle(.watch([.detection]), from: late.connection.id)
+        _ = late.lines()
+        for t in stride(from: 5.0, to: 8.0, by: 0.05) { hub.detection(detection(0x1234, time: t), time: t, start: t - 2.4) }
+        let earlyTimes = early.objects().compactMap { $0["t"] as? Double }
+        let lateTimes = late.objects().compactMap { $0["t"] as? Double }
+        #expect(earlyTimes == [3.0])
+        #expect(lateTimes.count == 1 && abs(lateTimes[0] - 5.0) < 1e-9, "\(lateTimes)")
+    }
+
     @Test func audioIsNeededOnlyForSessionsAndAudioWatchers() {
         let hub = Hub(logger: Logger(label: "test"))
         let changes = Mutex<[Bool]>([])

@@ -15,8 +15,9 @@ import Logging
 public final class Hub: @unchecked Sendable {
     /// How long after its nominal end a session waits for audio before giving up.
     static let grace = 3.0
-    /// A detection already broadcast is not broadcast again until its payload has been
-    /// absent this long (audio seconds).
+    /// A detection already sent to a watcher is not sent to it again until its payload has
+    /// been absent this long (audio seconds). The memory is each connection's own, so a watcher
+    /// that joins while a mark is playing hears it at the next confirmation.
     static let rebroadcastInterval = 6.0
     static let sessionLevelInterval = 0.1
     /// Sessions one connection may have in flight, and all connections together. A noise
@@ -28,6 +29,8 @@ public final class Hub: @unchecked Sendable {
     private struct ClientState {
         let connection: ClientConnection
         var watching: Set<Command.WatchClass> = []
+        /// When each payload was last confirmed while this client watched detections.
+        var lastDetection: [WatermarkPayload: Double] = [:]
     }
 
     private struct Shake {
@@ -70,7 +73,8 @@ public final class Hub: @unchecked Sendable {
         var shakes: [Shake] = []
         var noises: [Noise] = []
         var streamTime = 0.0
-        var lastBroadcast: [WatermarkPayload: Double] = [:]
+        /// For the log only: when each payload was last confirmed.
+        var lastLogged: [WatermarkPayload: Double] = [:]
         var audioNeeded = false
         var continuous = false
         var calibration = 0.0
@@ -133,7 +137,11 @@ public final class Hub: @unchecked Sendable {
         case .status:
             send(Messages.status(statusProvider()), to: client)
         case .watch(let classes):
-            state.withLock { $0.clients[client]?.watching = classes }
+            state.withLock { s in
+                // A new watch starts with a clean memory: the next confirmation is news to it.
+                s.clients[client]?.watching = classes
+                s.clients[client]?.lastDetection = [:]
+            }
             var j = JSONLine()
             j.add("class", "watch")
             j.add("classes", strings: classes.sorted().map(\.rawValue))
@@ -277,24 +285,31 @@ public final class Hub: @unchecked Sendable {
     /// A verified watermark; `time` and `start` in audio seconds.
     func detection(_ d: WatermarkDetection, time: Double, start: Double) {
         var answers: [(Int, String)] = []
-        let broadcastIt = state.withLock { s -> Bool in
+        var watchers: [ClientConnection] = []
+        let logIt = state.withLock { s -> Bool in
             s.shakes.removeAll { shake in
                 guard time >= shake.start else { return false }
                 answers.append((shake.client, Messages.shakeDetected(id: shake.id, payload: d.payload, after: time - shake.start,
                                                                      confidence: d.confidence, score: d.score)))
                 return true
             }
-            let last = s.lastBroadcast[d.payload]
-            s.lastBroadcast[d.payload] = time
-            s.lastBroadcast = s.lastBroadcast.filter { time - $0.value < 60 }
+            for (id, var c) in s.clients where c.watching.contains(.detection) {
+                let last = c.lastDetection[d.payload]
+                c.lastDetection[d.payload] = time
+                c.lastDetection = c.lastDetection.filter { time - $0.value < 60 }
+                if last == nil || time - last! >= Self.rebroadcastInterval { watchers.append(c.connection) }
+                s.clients[id] = c
+            }
+            let last = s.lastLogged[d.payload]
+            s.lastLogged[d.payload] = time
+            s.lastLogged = s.lastLogged.filter { time - $0.value < 60 }
             return last == nil || time - last! >= Self.rebroadcastInterval
         }
         for (client, line) in answers { send(line, to: client) }
-        if broadcastIt {
-            logger.info("watermark \(d.payload.hex) detected (score \(String(format: "%.1f", d.score)))")
-            broadcast(Messages.detection(d, t: time, start: start), to: .detection)
-        } else {
-            // Refresh the absence clock without repeating the broadcast.
+        if logIt { logger.info("watermark \(d.payload.hex) detected (score \(String(format: "%.1f", d.score)))") }
+        if !watchers.isEmpty {
+            let line = Messages.detection(d, t: time, start: start)
+            for c in watchers { c.send(line) }
         }
         if !answers.isEmpty { updateAudioNeed() }
     }
