@@ -4,8 +4,11 @@ import Foundation
 /// sinc (32 taps, 512 phases, linearly interpolated). Used to simulate clock drift (a ratio a
 /// few parts per million from 1) and rate changes.
 ///
-/// Pass-band flat to within 0.01 dB up to 0.4 × the lower rate; aliasing below −80 dB beyond
-/// 0.5 × the lower rate (tests check both).
+/// Measured (`ResamplerTests`, 48 ↔ 44.1 kHz and a 100 ppm drift): flat within 0.001 dB up to
+/// 0.35 × the lower rate, −0.15 to −0.24 dB at 0.4 ×, −4 dB at 0.45 ×; a tone at 0.52 × the
+/// lower rate, above the output's Nyquist when downsampling, comes out as an alias 31 dB down.
+/// Enough for what it is used for (simulated clock drift and rate changes of audio whose
+/// watermark lies under 7.5 kHz, and speech made at 22.05 kHz), not for mastering.
 public final class Resampler {
     static let halfTaps = 16
     static let phases = 512
