@@ -10,13 +10,14 @@ import Testing
         let deepInObject = #"{"cmd":"status","x":"# + String(repeating: "{\"a\":", count: 20) + "1" + String(repeating: "}", count: 21)
         #expect(throws: Command.Rejection.self) { try Command.parse(deepInObject).get() }
         // Brackets inside strings do not count, and 8 levels are fine.
-        #expect(try Command.parse(#"{"cmd":"status","id":"[[[[[[[[[[[[[[[[[[[[\"{{{{{{{{{{{{"}"#).get() == .status)
-        #expect(try Command.parse(#"{"cmd":"status","x":[[[[[[[1]]]]]]]}"#).get() == .status)
+        #expect(try Command.parse(#"{"cmd":"status","id":"[[[[[[[[[[[[[[[[[[[[\"{{{{{{{{{{{{"}"#).get()
+                == .status(id: "[[[[[[[[[[[[[[[[[[[[\"{{{{{{{{{{{{"))
+        #expect(try Command.parse(#"{"cmd":"status","x":[[[[[[[1]]]]]]]}"#).get() == .status())
     }
 
     @Test func parsesEveryCommand() throws {
-        #expect(try Command.parse(#"{"cmd":"status"}"#).get() == .status)
-        #expect(try Command.parse(#"{"cmd":"version"}"#).get() == .version)
+        #expect(try Command.parse(#"{"cmd":"status"}"#).get() == .status())
+        #expect(try Command.parse(#"{"cmd":"version"}"#).get() == .version())
         #expect(try Command.parse(#"{"cmd":"shake","seconds":6,"id":"a1"}"#).get() == .shake(seconds: 6, id: "a1"))
         #expect(try Command.parse(#"{"cmd":"shake"}"#).get() == .shake(seconds: 6, id: nil))
         #expect(try Command.parse(#"{"cmd":"noise","seconds":2.5}"#).get() == .noise(seconds: 2.5, id: nil))

@@ -56,6 +56,19 @@ import Testing
         #expect(c.isActive)
     }
 
+    @Test func everyAnswerCarriesTheIdItWasAskedWith() throws {
+        // version, status and watch answered without the id before.
+        let (c, _) = try channel()
+        _ = try lines(c)
+        try write(c, #"{"cmd":"version","id":"v"}"# + "\n" + #"{"cmd":"status","id":"s"}"# + "\n"
+                  + #"{"cmd":"watch","classes":["detection"],"id":"w"}"# + "\n")
+        let out = try lines(c)
+        #expect(out.count == 3)
+        #expect(out[0] == #"{"class":"version","id":"v","release":"0.1.0","proto":1}"#)
+        #expect(out[1].hasPrefix(#"{"class":"status","id":"s","state":"#))
+        #expect(out[2] == #"{"class":"watch","id":"w","classes":["detection"]}"#)
+    }
+
     @Test func aLineOverFourKilobytesClosesTheConnection() throws {
         let (c, _) = try channel()
         _ = try lines(c)

@@ -2,11 +2,11 @@ import Foundation
 
 /// What a client can ask (docs/protocol.md). One JSON object per line, with a `"cmd"`.
 public enum Command: Equatable, Sendable {
-    case watch(Set<WatchClass>)
+    case watch(Set<WatchClass>, id: String? = nil)
     case shake(seconds: Double, id: String?)
     case noise(seconds: Double, id: String?)
-    case status
-    case version
+    case status(id: String? = nil)
+    case version(id: String? = nil)
 
     /// Message classes a client can subscribe to with `watch`.
     public enum WatchClass: String, Sendable, CaseIterable, Comparable {
@@ -93,15 +93,15 @@ public enum Command: Equatable, Sendable {
                 }
                 classes.insert(c)
             }
-            return .success(.watch(classes))
+            return .success(.watch(classes, id: id))
         case "shake":
             return seconds(shakeSeconds, default: 6).map { .shake(seconds: $0, id: id) }
         case "noise":
             return seconds(noiseSeconds, default: 10).map { .noise(seconds: $0, id: id) }
         case "status":
-            return .success(.status)
+            return .success(.status(id: id))
         case "version":
-            return .success(.version)
+            return .success(.version(id: id))
         default:
             return fail("unknown command '\(cmd)' (watch, shake, noise, status, version)")
         }

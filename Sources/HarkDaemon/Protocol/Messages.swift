@@ -7,9 +7,10 @@ public enum Messages {
     /// The protocol version in the banner; bumped on incompatible changes only.
     public static let protocolVersion = 1
 
-    public static func version() -> String {
+    public static func version(id: String? = nil) -> String {
         var j = JSONLine()
         j.add("class", "version")
+        if let id { j.add("id", id) }
         j.add("release", Hark.version)
         j.add("proto", protocolVersion)
         return j.line
@@ -37,9 +38,10 @@ public enum Messages {
         public var detail: String?
     }
 
-    public static func status(_ s: Status) -> String {
+    public static func status(_ s: Status, id: String? = nil) -> String {
         var j = JSONLine()
         j.add("class", "status")
+        if let id { j.add("id", id) }
         j.add("state", s.state)
         j.add("device", s.device)
         j.add("rate", s.rate.map(Double.init), decimals: 0)

@@ -132,11 +132,11 @@ public final class Hub: @unchecked Sendable {
 
     func handle(_ command: Command, from client: Int) {
         switch command {
-        case .version:
-            send(Messages.version(), to: client)
-        case .status:
-            send(Messages.status(statusProvider()), to: client)
-        case .watch(let classes):
+        case .version(let id):
+            send(Messages.version(id: id), to: client)
+        case .status(let id):
+            send(Messages.status(statusProvider(), id: id), to: client)
+        case .watch(let classes, let id):
             state.withLock { s in
                 // A new watch starts with a clean memory: the next confirmation is news to it.
                 s.clients[client]?.watching = classes
@@ -144,6 +144,7 @@ public final class Hub: @unchecked Sendable {
             }
             var j = JSONLine()
             j.add("class", "watch")
+            if let id { j.add("id", id) }
             j.add("classes", strings: classes.sorted().map(\.rawValue))
             send(j.line, to: client)
             if classes.contains(.status) { send(Messages.status(statusProvider()), to: client) }
