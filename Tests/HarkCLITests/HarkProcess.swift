@@ -28,11 +28,12 @@ enum Hark {
         fatalError("hark executable not found near \(CommandLine.arguments[0]); build it first")
     }()
 
-    static func run(_ arguments: [String], in directory: String? = nil) throws -> HarkRun {
+    static func run(_ arguments: [String], in directory: String? = nil, environment: [String: String]? = nil) throws -> HarkRun {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        if let environment { process.environment = environment }
         // Files rather than pipes: no deadlock however much is printed.
         let base = NSTemporaryDirectory() + "hark-run-" + UUID().uuidString
         _ = FileManager.default.createFile(atPath: base + ".out", contents: nil)
