@@ -67,7 +67,9 @@ import HarkCaptureTesting
         let messages = Mutex<[String]>([])
         let source = CaptureSource(settings: s, log: { m in messages.withLock { $0.append(m) } })
         source.start()
-        Thread.sleep(forTimeInterval: 0.9)     // the first attempt and at least two retries
+        // The first attempt and at least one retry (0.25 s later), polled.
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while messages.withLock({ $0.count }) < 2 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         guard case .deviceLost(let reason) = source.state else {
             Issue.record("state \(source.state)")
             source.stop()
@@ -143,7 +145,9 @@ import HarkCaptureTesting
         // A ring of 0.1 s, never read: the file plugin delivers far faster than real time.
         let source = CaptureSource(settings: settings(raw: path), ringSeconds: 0.1)
         source.start()
-        Thread.sleep(forTimeInterval: 0.3)
+        // Until the ring (4 800 frames) has overflowed by at least as much again.
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while source.counters.capturedFrames < 9_600 && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
         source.stop()
         let c = source.counters
         #expect(c.capturedFrames > 4_800)

@@ -164,7 +164,12 @@ final class UncheckedBox<T>: @unchecked Sendable {
         h.feed(raw, speed: 1)
         let c = try h.connect()
         try c.send(["cmd": "shake", "seconds": 30, "id": "late"])
-        Thread.sleep(forTimeInterval: 1)
+        // Wait until harkd holds the session (polled on a second connection, not slept on).
+        let observer = try h.connect()
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while (try observer.ask(["cmd": "status"], until: "status")?["sessions"] as? Int ?? 0) < 1 && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
         #expect(h.terminate() == 0)
         let answer = try #require(try c.readObject(timeout: 5))
         #expect(answer["class"] as? String == "error" && answer["id"] as? String == "late")
@@ -176,9 +181,13 @@ final class UncheckedBox<T>: @unchecked Sendable {
     @Test func aDeviceThatCannotBeOpenedIsReportedAndRetried() throws {
         let h = try DaemonHarness()
         try h.start(["--device", "nonexistent", "--mode", "continuous"])
-        Thread.sleep(forTimeInterval: 1)
         let c = try h.connect()
-        let s = try #require(try c.ask(["cmd": "status"], until: "status"))
+        var s = try #require(try c.ask(["cmd": "status"], until: "status"))
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while s["state"] as? String != "device-lost" && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.02)
+            s = try #require(try c.ask(["cmd": "status"], until: "status"))
+        }
         #expect(s["state"] as? String == "device-lost")
         #expect((s["detail"] as? String)?.contains("cannot open capture device 'nonexistent'") == true)
         let shake = try #require(try c.ask(["cmd": "shake", "seconds": 1, "id": "s"], until: "error", timeout: 10))
