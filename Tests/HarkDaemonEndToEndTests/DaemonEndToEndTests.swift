@@ -254,6 +254,40 @@ final class UncheckedBox<T>: @unchecked Sendable {
         h.stop()
     }
 
+    @Test func aClientThatShutsItsSideGetsItsAnswer() throws {
+        // Send a shake, shut down the writing side, read: before, harkd closed the connection
+        // at the end of input and the shake was dropped without a word.
+        let h = try DaemonHarness()
+        try hark(["generate", "pink", h.dir + "/noise.wav", "--duration", "10", "--level", "-30"])
+        let raw = try h.raw(from: h.dir + "/noise.wav", name: "noise.raw")
+        try h.start()
+        h.feed(raw, speed: 2)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in for (i, b) in Array(h.socket.utf8).enumerated() { raw[i] = b } }
+        let connected = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(connected == 0)
+        let line = Array((#"{"cmd":"shake","seconds":1,"id":"hc"}"# + "\n").utf8)
+        _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        shutdown(fd, Int32(SHUT_WR))
+        var received = Data()
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        var tv = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        while true {
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { break }
+            received.append(contentsOf: chunk[0..<n])
+        }
+        let text = String(decoding: received, as: UTF8.self)
+        #expect(text.contains(#""class":"shake","id":"hc""#), "\(text)")
+        h.stop()
+    }
+
     @Test func sighupReloadsTheConfiguration() throws {
         let h = try DaemonHarness()
         try h.start(config: "mode = on-demand\n")

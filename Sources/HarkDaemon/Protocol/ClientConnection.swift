@@ -49,6 +49,13 @@ public final class ClientConnection: Sendable {
         channel.close(promise: nil)
     }
 
+    /// Closes once everything queued so far has been written (writes complete in order).
+    func closeWhenWritten() {
+        if dropped.exchange(true, ordering: .relaxed) { return }
+        let channel = self.channel
+        channel.writeAndFlush(channel.allocator.buffer(capacity: 0)).whenComplete { _ in channel.close(promise: nil) }
+    }
+
     /// Sends `line`, then closes (for errors that end the conversation).
     func sendAndClose(_ line: String) {
         if dropped.exchange(true, ordering: .relaxed) { return }

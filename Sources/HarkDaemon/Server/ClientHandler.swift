@@ -42,6 +42,12 @@ final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
         }
     }
 
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // The client closed its side: answer what it asked for, then close ours.
+        if case ChannelEvent.inputClosed = event, let connection { hub.inputClosed(connection.id) }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         if let connection {
             hub.disconnect(connection.id)

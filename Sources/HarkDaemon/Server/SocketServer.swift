@@ -44,6 +44,8 @@ final class SocketServer: @unchecked Sendable {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 128)
             .childChannelOption(.socketOption(.so_sndbuf), value: Self.sendBuffer)
+            // A client may send its command and shut down its side; it still gets the answer.
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: 32 * 1024, high: 128 * 1024))
             .childChannelInitializer { [hub, logger] channel in
                 channel.eventLoop.makeCompletedFuture {

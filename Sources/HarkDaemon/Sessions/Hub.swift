@@ -31,6 +31,8 @@ public final class Hub: @unchecked Sendable {
         var watching: Set<Command.WatchClass> = []
         /// When each payload was last confirmed while this client watched detections.
         var lastDetection: [WatermarkPayload: Double] = [:]
+        /// The client shut down its side: close once its sessions have answered.
+        var inputClosed = false
     }
 
     private struct Shake {
@@ -128,6 +130,23 @@ public final class Hub: @unchecked Sendable {
             s.noises.removeAll { $0.client == id }
         }
         updateAudioNeed()
+    }
+
+    /// The client will send nothing more. Its connection closes now if no session of its is in
+    /// flight, else when the last one has answered.
+    func inputClosed(_ client: Int) {
+        state.withLock { $0.clients[client]?.inputClosed = true }
+        closeFinishedConnections()
+    }
+
+    /// Closes the connections whose input is closed and whose sessions have all answered.
+    private func closeFinishedConnections() {
+        let done = state.withLock { s -> [ClientConnection] in
+            s.clients.values.filter { c in
+                c.inputClosed && !s.shakes.contains { $0.client == c.connection.id } && !s.noises.contains { $0.client == c.connection.id }
+            }.map(\.connection)
+        }
+        for c in done { c.closeWhenWritten() }
     }
 
     func handle(_ command: Command, from client: Int) {
@@ -250,7 +269,10 @@ public final class Hub: @unchecked Sendable {
         }
         for (client, line) in levels { send(line, to: client) }
         for (n, line) in finished { send(line, to: n.client) }
-        if !finished.isEmpty { updateAudioNeed() }
+        if !finished.isEmpty {
+            updateAudioNeed()
+            closeFinishedConnections()
+        }
     }
 
     private func report(for n: Noise, device: String, warnings: [String]) -> String {
@@ -312,6 +334,7 @@ public final class Hub: @unchecked Sendable {
             let line = Messages.detection(d, t: time, start: start)
             for c in watchers { c.send(line) }
         }
+        if !answers.isEmpty { closeFinishedConnections() }
         if !answers.isEmpty { updateAudioNeed() }
     }
 
@@ -371,7 +394,10 @@ public final class Hub: @unchecked Sendable {
             logger.error("a \(unheard[0].what) got no audio from capture device '\(device)'\(why)")
         }
         for (client, line) in answers { send(line, to: client) }
-        if !answers.isEmpty { updateAudioNeed() }
+        if !answers.isEmpty {
+            updateAudioNeed()
+            closeFinishedConnections()
+        }
     }
 
     /// Answers every session in flight with an error and stops accepting clients.
