@@ -52,14 +52,14 @@ let package = Package(
         .target(
             name: "HarkDaemon",
             dependencies: [
-                "HarkEngine", "HarkDSP", "HarkCapture",
+                "HarkEngine", "HarkDSP", "HarkCapture", "HarkClient",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]),
-        .target(name: "HarkClient"),
+        .target(name: "HarkClient"),   // also gives harkd its one sockaddr_un helper
         .executableTarget(
             name: "hark",
             dependencies: [

@@ -30,23 +30,9 @@ public final class HarkConnection {
     public private(set) var banner: [String: Any] = [:]
 
     public init(path: String, timeout: Double = 5) throws(ClientError) {
-        let s = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard s >= 0 else { throw .io("socket: \(String(cString: strerror(errno)))") }
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else {
-            close(s)
-            throw .io("socket path too long: \(path)")
-        }
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in for (i, b) in bytes.enumerated() { raw[i] = b } }
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(s, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        if rc != 0 {
-            let e = errno
-            close(s)
-            throw e == EACCES || e == EPERM ? .permission(path: path) : .noDaemon(path: path)
+        guard UnixSocketAddress(path) != nil else { throw .io("socket path too long: \(path)") }
+        guard let s = UnixSocketAddress.connectStream(path) else {
+            throw errno == EACCES || errno == EPERM ? .permission(path: path) : .noDaemon(path: path)
         }
         fd = s
         guard let first = try readObject(timeout: timeout), first["class"] as? String == "version" else {

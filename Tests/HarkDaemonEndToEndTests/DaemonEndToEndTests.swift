@@ -230,14 +230,7 @@ final class UncheckedBox<T>: @unchecked Sendable {
         let h = try DaemonHarness()
         try h.start()
         for _ in 0..<5 {
-            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-            var addr = sockaddr_un()
-            addr.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &addr.sun_path) { raw in for (i, b) in Array(h.socket.utf8).enumerated() { raw[i] = b } }
-            let connected = withUnsafePointer(to: &addr) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-            }
-            #expect(connected == 0)
+            let fd = try #require(UnixSocketAddress.connectStream(h.socket))
             let burst = Array((String(repeating: "{\"cmd\":\"nope\"}\n", count: 60) + #"{"cmd":"noise","seconds":3600}"# + "\n").utf8)
             _ = burst.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             close(fd)
@@ -262,15 +255,8 @@ final class UncheckedBox<T>: @unchecked Sendable {
         let raw = try h.raw(from: h.dir + "/noise.wav", name: "noise.raw")
         try h.start()
         h.feed(raw, speed: 2)
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = try #require(UnixSocketAddress.connectStream(h.socket))
         defer { close(fd) }
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in for (i, b) in Array(h.socket.utf8).enumerated() { raw[i] = b } }
-        let connected = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        #expect(connected == 0)
         let line = Array((#"{"cmd":"shake","seconds":1,"id":"hc"}"# + "\n").utf8)
         _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         shutdown(fd, Int32(SHUT_WR))
@@ -316,16 +302,8 @@ final class UncheckedBox<T>: @unchecked Sendable {
 private func listeningSocket(at path: String) throws -> Int32 {
     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw POSIXError(.EIO) }
-    var addr = sockaddr_un()
-    addr.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &addr.sun_path) { raw in
-        let bytes = Array(path.utf8.prefix(raw.count - 1))
-        raw.copyBytes(from: bytes)
-        raw[bytes.count] = 0
-    }
-    let bound = withUnsafePointer(to: &addr) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-    }
+    let address = try UnixSocketAddress(path).orThrow(POSIXError(.ENAMETOOLONG))
+    let bound = address.withSockaddr { bind(fd, $0, $1) }
     guard bound == 0, listen(fd, 16) == 0 else { close(fd); throw POSIXError(.EADDRINUSE) }
     return fd
 }
@@ -343,4 +321,11 @@ private func spawn(_ path: String, _ arguments: [String], environment: [String: 
     let rc = posix_spawn(&pid, path, &actions, nil, argv, envp)
     guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
     return pid
+}
+
+extension Optional {
+    func orThrow(_ error: Error) throws -> Wrapped {
+        guard let self else { throw error }
+        return self
+    }
 }

@@ -7,12 +7,7 @@ import HarkClient
     /// A server that accepts one connection, sends a version banner and closes it.
     private func closingServer(at path: String) throws -> Thread {
         let s = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in for (i, b) in Array(path.utf8).enumerated() { raw[i] = b } }
-        let bound = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(s, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let bound = UnixSocketAddress(path)!.withSockaddr { bind(s, $0, $1) }
         #expect(bound == 0 && listen(s, 1) == 0)
         let thread = Thread {
             let c = accept(s, nil, nil)

@@ -1,18 +1,14 @@
 import Foundation
 import Testing
 @testable import HarkDaemon
+import HarkClient
 
 @Suite struct SystemdNotifierTests {
     @Test func sendsDatagramsToNotifySocket() throws {
         let path = NSTemporaryDirectory() + "hark-notify-\(UUID().uuidString).sock"
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         defer { close(fd); unlink(path) }
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in for (i, b) in Array(path.utf8).enumerated() { raw[i] = b } }
-        let bound = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let bound = UnixSocketAddress(path)!.withSockaddr { bind(fd, $0, $1) }
         #expect(bound == 0)
         let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": path, "WATCHDOG_USEC": "4000000"])
         #expect(notifier.isActive && notifier.watchdogInterval == 2)

@@ -1,4 +1,5 @@
 import Foundation
+import HarkClient
 
 /// Tells systemd about the service over `$NOTIFY_SOCKET` (sd_notify's protocol: one datagram
 /// of `KEY=value` lines). Silent when the variable is not set.
@@ -25,20 +26,10 @@ public struct SystemdNotifier: Sendable {
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         guard fd >= 0 else { return }
         defer { close(fd) }
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        var bytes = Array(path.utf8)
-        if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }      // abstract namespace
-        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else { return }
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
-            for (i, b) in bytes.enumerated() { raw[i] = b }
-        }
-        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count)
+        guard let address = UnixSocketAddress(path) else { return }
         let message = Array(state.utf8)
-        _ = withUnsafePointer(to: &addr) { a in
-            a.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-                message.withUnsafeBytes { sendto(fd, $0.baseAddress, $0.count, 0, sa, length) }
-            }
+        _ = address.withSockaddr { sa, length in
+            message.withUnsafeBytes { sendto(fd, $0.baseAddress, $0.count, 0, sa, length) }
         }
     }
 }
