@@ -36,6 +36,9 @@ public final class CaptureSource: @unchecked Sendable {
         public var droppedFrames = 0
         public var capturedFrames = 0
         public var reopenings = 0
+        /// Streams that delivered audio markedly faster than the wall clock (see
+        /// ``fastDeliveryRatio``): a dead FIFO writer behind ALSA's file plugin, for instance.
+        public var fasterThanRealTime = 0
 
         public init() {}
     }
@@ -175,8 +178,16 @@ public final class CaptureSource: @unchecked Sendable {
         }
     }
 
+    /// Audio seconds per wall-clock second past which a stream is reported as running faster
+    /// than real time (after its first 2 s of audio; a real device stays within a fraction of a
+    /// per cent, a burst after a stall within a period or two).
+    public static let fastDeliveryRatio = 1.5
+
     /// Reads until stopped (returns nil) or the device is lost (returns why).
     private func captureLoop(_ pcm: PCMStream, _ format: NegotiatedFormat) -> String? {
+        let started = Date()
+        var delivered = 0
+        var reportedFast = false
         let frames = format.periodFrames
         let bytes = frames * format.channels * format.format.bytesPerSample
         let raw = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 16)
@@ -189,6 +200,16 @@ public final class CaptureSource: @unchecked Sendable {
                 floats.withUnsafeMutableBufferPointer { out in Self.convert(raw, format.format, count: n, into: out) }
                 _ = floats.withUnsafeBufferPointer { ring.write(UnsafeBufferPointer(rebasing: $0[0..<n]), granule: format.channels) }
                 count { $0.capturedFrames += got }
+                delivered += got
+                if !reportedFast && delivered >= 2 * format.rate {
+                    let audio = Double(delivered) / Double(format.rate), wall = Date().timeIntervalSince(started)
+                    if audio > Self.fastDeliveryRatio * wall + 0.5 {
+                        reportedFast = true
+                        count { $0.fasterThanRealTime += 1 }
+                        log(String(format: "device '%@' delivered %.1f s of audio in %.2f s, faster than real time (a FIFO with no writer, or a file behind ALSA's file plugin?); sessions are timed in audio and will end early by the clock",
+                                   settings.device, audio, wall))
+                    }
+                }
                 continue
             }
             let code = Int32(got == 0 ? -Int(EAGAIN) : got)

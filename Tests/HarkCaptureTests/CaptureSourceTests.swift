@@ -139,6 +139,21 @@ import HarkCaptureTesting
         source.stop()
     }
 
+    @Test func aSourceFasterThanRealTimeIsNoticed() throws {
+        // A regular file behind the file plugin delivers seconds of audio in milliseconds, as
+        // a FIFO whose writer died does: it is counted and logged once.
+        let path = writeRaw(ramp(4 * 48_000))
+        defer { unlink(path) }
+        let messages = Mutex<[String]>([])
+        let source = CaptureSource(settings: settings(raw: path), ringSeconds: 8, log: { m in messages.withLock { $0.append(m) } })
+        source.start()
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while source.counters.fasterThanRealTime == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+        source.stop()
+        #expect(source.counters.fasterThanRealTime == 1)
+        #expect(messages.withLock { $0.filter { $0.contains("faster than real time") }.count } == 1)
+    }
+
     @Test func aConsumerThatFallsBehindCostsCountedDrops() throws {
         let path = writeRaw(ramp(96_000))
         defer { unlink(path) }

@@ -60,7 +60,10 @@ public final class Daemon: Service, @unchecked Sendable {
 
     public func run() async throws {
         let c = configuration
-        ALSALog.route { [logger] message in logger.warning("\(message)") }
+        let alsaLimit = LogRateLimiter()
+        ALSALog.route { [logger] message in
+            for line in alsaLimit.admit(message) { logger.warning("\(line)") }
+        }
         hub.statusProvider = { [self] in status() }
         hub.onAudioNeed = { [controller] need in controller.setWanted(need) }
         analysis.onStateChange = { [self] state in
