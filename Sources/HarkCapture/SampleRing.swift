@@ -18,7 +18,15 @@ final class SampleRing: @unchecked Sendable {
     private var taken = 0         // samples ever read
     private var marks: [Mark] = []
     private let condition = NSCondition()
-    private(set) var dropped = 0  // samples, not frames
+    private var droppedSamples = 0
+
+    /// Samples (not frames) dropped so far. Read under the ring's lock: the capture thread
+    /// writes it while status readers ask (ThreadSanitizer caught the unguarded read).
+    var dropped: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return droppedSamples
+    }
 
     init(capacity: Int) {
         storage = [Float](repeating: 0, count: max(capacity, 1))
@@ -46,7 +54,7 @@ final class SampleRing: @unchecked Sendable {
         accepted += n
         let lost = samples.count - n
         if lost > 0 {
-            dropped += lost
+            droppedSamples += lost
             let frames = lost / max(granule, 1)
             // Drops with nothing accepted in between are one gap.
             if let last = marks.last, last.position == accepted, case .dropped(let before) = last.gap {

@@ -135,7 +135,12 @@ import HarkCaptureTesting
         }
         #expect(sawBreak)
         #expect(source.counters.reopenings == 1)
-        if case .capturing = source.state {} else { Issue.record("not capturing again: \(source.state)") }
+        // The break is marked as the device reopens, just before the state says so: poll.
+        var capturing = false
+        while !capturing && Date() < deadline.addingTimeInterval(5) {
+            if case .capturing = source.state { capturing = true } else { Thread.sleep(forTimeInterval: 0.005) }
+        }
+        if !capturing { Issue.record("not capturing again: \(source.state)") }
         source.stop()
     }
 

@@ -214,6 +214,13 @@ import Testing
         #expect(clean.unusableSamples == 8)
     }
 
+    @Test func aRateTooLowIsAnErrorNotATrap() {
+        // It was a precondition: harkd's analysis thread would have died on it.
+        #expect(throws: WatermarkDetectorError.rateTooLow(4_000)) {
+            try WatermarkDetector(format: WatermarkFormat(key: .demo), sampleRate: 4_000)
+        }
+    }
+
     @Test func detectorStateStaysSmall() throws {
         let detector = try WatermarkDetector(format: WatermarkFormat(key: .demo), sampleRate: Self.rate)
         #expect(detector.stateBytes < 10_000_000)

@@ -137,7 +137,7 @@ public final class WatermarkDetector {
     ///     (nil or empty: any payload). Duplicates are ignored; at most ``maxCatalogue``.
     public init(format: WatermarkFormat, sampleRate: Double, repeatInterval: Double = WatermarkDetector.defaultRepeatInterval,
                 catalogue: [WatermarkPayload]? = nil) throws {
-        precondition(sampleRate >= 8_000)
+        guard sampleRate >= 8_000, sampleRate.isFinite else { throw WatermarkDetectorError.rateTooLow(sampleRate) }
         var unique: [WatermarkPayload] = []
         for p in catalogue ?? [] where !unique.contains(p) { unique.append(p) }
         precondition(unique.count <= Self.maxCatalogue, "a catalogue holds at most \(Self.maxCatalogue) payloads")
@@ -551,5 +551,16 @@ extension WatermarkPayload {
     /// The CRC value carried by 16 decoded check bits.
     func crcValue(from bits: [Bool]) -> UInt16 {
         bits.reduce(UInt16(0)) { $0 << 1 | ($1 ? 1 : 0) }
+    }
+}
+
+/// Why a detector could not be made.
+public enum WatermarkDetectorError: Error, Equatable, CustomStringConvertible {
+    case rateTooLow(Double)
+
+    public var description: String {
+        switch self {
+        case .rateTooLow(let r): return "the watermark detector needs audio at 8 kHz or more, not \(Int(r)) Hz"
+        }
     }
 }

@@ -24,6 +24,8 @@ public final class Daemon: Service, @unchecked Sendable {
     private let hub: Hub
     private let controller: CaptureController
     private let analysis: AnalysisLoop
+    /// Why the analysis thread gave up, if it did: harkd then stops and exits with it.
+    private let fatal = Locked<String?>(nil)
     private let group: MultiThreadedEventLoopGroup
     private let server: SocketServer
 
@@ -71,6 +73,15 @@ public final class Daemon: Service, @unchecked Sendable {
             hub.statusChanged()
             notifier.notify("STATUS=\(statusLine(state))")
         }
+        analysis.onFatal = { [fatal] message in
+            fatal.withLock { $0 = message }
+            kill(getpid(), SIGTERM)
+        }
+        // The analysers must be buildable at the rate asked for: better to refuse to start than
+        // to run with the watermark search silently off.
+        var probe = AnalysisPipeline.Settings(sampleRate: Double(c.capture.rate))
+        probe.watermark = AnalysisPipeline.WatermarkSearch(key: c.watermarkKey, profile: c.watermarkProfile)
+        _ = try AnalysisPipeline(probe)
         hub.configure(continuous: c.mode == .continuous, calibration: c.calibration, device: c.capture.device)
         analysis.start()
         do {
@@ -106,6 +117,7 @@ public final class Daemon: Service, @unchecked Sendable {
             tasks.cancelAll()
         }
         await shutdown()
+        if let message = fatal.withLock({ $0 }) { throw DaemonFailure(message: message) }
     }
 
     /// Answers sessions, closes clients, the device and the socket.
@@ -161,4 +173,10 @@ public final class Daemon: Service, @unchecked Sendable {
     private func statusLine(_ state: String) -> String {
         "\(state), device \(configuration.capture.device), \(hub.clientCount) client(s)"
     }
+}
+
+/// What stopped harkd from inside (the command line exits 1 with it).
+struct DaemonFailure: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
 }

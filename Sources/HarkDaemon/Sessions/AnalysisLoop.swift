@@ -19,40 +19,30 @@ final class AnalysisLoop: @unchecked Sendable {
         var device: String
     }
 
-    /// The analysers of one stretch of audio at one rate and channel count.
+    /// The analysis of one stretch of audio at one rate and channel count: the shared
+    /// ``AnalysisPipeline`` behind a channel mixer.
     private final class Analysers {
         let rate: Double
-        let format: WatermarkFormat
-        let catalogue: [WatermarkPayload]
-        /// Restarted after every gap: its frame alignment does not survive one.
-        var detector: WatermarkDetector?
-        var detectorOrigin: Double       // audio time the detector's clock starts at
-        let meter: LevelMeter
-        var bands: ThirdOctaveBands?
+        let pipeline: AnalysisPipeline
         var mixer: ChannelMixer
-        var levelFrames: Int
-        var sinceLevel = 0
-        var reportFrames: Int
-        var sinceReport = 0
+        /// Audio time (seconds since harkd started) at which the pipeline's clock starts.
+        let origin: Double
         var gaps = GapTally()
 
-        init(rate: Double, channels: Int, settings: Settings, origin: Double) {
+        init(rate: Double, channels: Int, settings: Settings, origin: Double) throws {
             self.rate = rate
-            format = WatermarkFormat(key: settings.key, profile: settings.profile)
-            catalogue = settings.catalogue
-            meter = LevelMeter(sampleRate: rate, calibration: settings.calibration)
-            bands = try? ThirdOctaveBands(sampleRate: rate)
-            detectorOrigin = origin
+            self.origin = origin
             mixer = ChannelMixer(channels: channels)
-            levelFrames = max(1, Int(settings.levelInterval * rate))
-            reportFrames = max(1, Int(settings.reportInterval * rate))
-            restartDetector(at: origin)
-        }
-
-        func restartDetector(at origin: Double) {
-            detector = try? WatermarkDetector(format: format, sampleRate: rate, repeatInterval: 0,
-                                              catalogue: catalogue.isEmpty ? nil : catalogue)
-            detectorOrigin = origin
+            var p = AnalysisPipeline.Settings(sampleRate: rate)
+            p.calibration = settings.calibration
+            p.levelInterval = settings.levelInterval
+            p.reportInterval = settings.reportInterval
+            // harkd's sessions need every confirmation; the hub applies each client's own
+            // "once, then after 6 s of absence" rule.
+            p.watermark = AnalysisPipeline.WatermarkSearch(key: settings.key, profile: settings.profile,
+                                                           catalogue: settings.catalogue.isEmpty ? nil : settings.catalogue,
+                                                           repeatInterval: 0)
+            pipeline = try AnalysisPipeline(p)
         }
     }
 
@@ -67,6 +57,10 @@ final class AnalysisLoop: @unchecked Sendable {
     let heartbeat = Locked(Date())
     /// Called when the capture state changes (for status messages and systemd).
     var onStateChange: @Sendable (String) -> Void = { _ in }
+    /// Called once, from the analysis thread, when the audio cannot be analysed at all (the
+    /// watermark detector or the band analyser cannot be built for the captured rate); the
+    /// loop stops. harkd shuts down with the message rather than run without its analysers.
+    var onFatal: @Sendable (String) -> Void = { _ in }
 
     init(controller: CaptureController, hub: Hub, settings: Settings, logger: Logger) {
         self.controller = controller
@@ -125,63 +119,65 @@ final class AnalysisLoop: @unchecked Sendable {
                 logger.debug("gap in captured audio at \(String(format: "%.3f", audioTime)) s: \(gap)")
                 hub.gap(gap, rate: rate)
                 analysers?.gaps.add(gap)
-                analysers?.restartDetector(at: audioTime)
+                do { try analysers?.pipeline.restartWatermarkSearch() } catch { return fail("\(error)", rate: rate) }
             }
             guard frames > 0 else { continue }
             if let a = analysers, a.rate != rate || a.mixer.channels != channels {
                 // The device came back in another format: close the interval so far, start afresh.
-                if a.sinceReport > 0 {
-                    emitReport(a, time: audioTime, settings: current, channels: a.mixer.channels,
-                               extra: ["report cut short: the capture format changed"])
+                if a.pipeline.hasUnreportedAudio {
+                    do {
+                        try a.pipeline.finish { output in
+                            if case .report(let m) = output {
+                                emitReport(a, m, settings: current, channels: a.mixer.channels, extra: ["report cut short: the capture format changed"])
+                            }
+                        }
+                    } catch { return fail("\(error)", rate: rate) }
                 }
                 analysers = nil
             }
             if analysers == nil {
-                analysers = Analysers(rate: rate, channels: channels, settings: current, origin: audioTime)
+                do {
+                    analysers = try Analysers(rate: rate, channels: channels, settings: current, origin: audioTime)
+                } catch {
+                    return fail("\(error)", rate: rate)
+                }
             }
             let a = analysers!
             buffer.withUnsafeBufferPointer { b in mono.withUnsafeMutableBufferPointer { a.mixer.mix(b, frames: frames, into: $0) } }
-            mono.withUnsafeBufferPointer { all in
-                let block = UnsafeBufferPointer(rebasing: all[0..<frames])
-                for d in a.detector?.process(block) ?? [] {
-                    hub.detection(d, time: a.detectorOrigin + d.time, start: a.detectorOrigin + d.start)
-                }
-                var done = 0
-                while done < frames {
-                    let n = min(frames - done, a.levelFrames - a.sinceLevel, a.reportFrames - a.sinceReport)
-                    let part = UnsafeBufferPointer(rebasing: all[done..<(done + n)])
-                    a.meter.process(part)
-                    a.bands?.process(part)
-                    done += n
-                    a.sinceLevel += n
-                    a.sinceReport += n
-                    let now = audioTime + Double(done) / rate
-                    if a.sinceLevel == a.levelFrames {
-                        a.sinceLevel = 0
-                        hub.level(a.meter.takeInterval(), time: now)
+            do {
+                try mono.withUnsafeBufferPointer { all in
+                    let block = UnsafeBufferPointer(rebasing: all[0..<frames])
+                    try a.pipeline.process(block) { output in
+                        switch output {
+                        case .detection(let d): hub.detection(d, time: a.origin + d.time, start: a.origin + d.start)
+                        case .level(let levels, let end): hub.level(levels, time: a.origin + end)
+                        case .report(let m): emitReport(a, m, settings: current, channels: channels, extra: [])
+                        }
                     }
-                    if a.sinceReport == a.reportFrames {
-                        emitReport(a, time: now, settings: current, channels: channels, extra: [])
-                    }
+                    hub.feed(block, rate: rate, streamTime: audioTime)
                 }
-                hub.feed(block, rate: rate, streamTime: audioTime)
+            } catch {
+                return fail("\(error)", rate: rate)
             }
             audioTime += Double(frames) / rate
         }
     }
 
-    /// Sends the continuous report of the interval just ended and starts the next.
-    private func emitReport(_ a: Analysers, time: Double, settings current: Settings, channels: Int, extra: [String]) {
-        a.sinceReport = 0
-        a.bands?.finish()
-        let bands = a.bands.map { b in zip(b.bands, b.levels(calibration: current.calibration)).map { ($0.label, $1) } } ?? []
-        let event = ReportEvent(source: current.device, meter: a.meter.report(), bands: bands,
-                                calibration: current.calibration, sampleRate: Int(a.rate), channels: channels,
-                                channelUse: channels == 1 ? "mono" : "average", format: "live capture",
-                                warnings: a.gaps.warnings(rate: a.rate) + extra)
-        hub.report(event, time: time)
-        a.meter.restartMeasurement()
-        a.bands = try? ThirdOctaveBands(sampleRate: a.rate)
+    /// Sends the continuous report of the interval just ended.
+    private func emitReport(_ a: Analysers, _ m: AnalysisPipeline.Measurement, settings current: Settings, channels: Int,
+                            extra: [String]) {
+        let event = ReportEvent(source: current.device, measurement: m, calibration: current.calibration,
+                                sampleRate: Int(a.rate), channels: channels, channelUse: channels == 1 ? "mono" : "average",
+                                format: "live capture", warnings: a.gaps.warnings(rate: a.rate) + extra)
+        hub.report(event, time: a.origin + m.end)
         a.gaps = GapTally()
+    }
+
+    /// Stops the loop: the audio cannot be analysed at this rate.
+    private func fail(_ why: String, rate: Double) {
+        let message = "cannot analyse the captured audio at \(Int(rate)) Hz: \(why)"
+        logger.critical("\(message)")
+        running.withLock { $0 = false }
+        onFatal(message)
     }
 }

@@ -2,11 +2,10 @@ import Foundation
 import HarkDSP
 import HarkSoundFile
 
-/// Measures one recording: source → frames → meter, band analyser and (optionally) watermark
-/// detector → events.
+/// Measures one recording: source → frames → the ``AnalysisPipeline`` (meter, band analyser
+/// and, when asked, the watermark search) → events.
 ///
-/// Reads the source in blocks (memory does not grow with its length), splits the stream at
-/// interval boundaries so every `level` event covers exactly its interval, and ends with one
+/// Reads the source in blocks (memory does not grow with its length), and ends with one
 /// `report` event. Events go to a closure as they happen; nothing is buffered.
 public final class LevelAnalysis {
     /// Frames read per block.
@@ -17,11 +16,8 @@ public final class LevelAnalysis {
     public let source: AudioSource
     public let options: AnalysisOptions
 
-    private let meter: LevelMeter
-    private let bands: ThirdOctaveBands?
-    private let watermark: WatermarkDetector?
+    private let pipeline: AnalysisPipeline
     private var mixer: ChannelMixer
-    private let intervalFrames: Int?
 
     /// Prepares to analyse `source`.
     /// - Throws: ``SoundFileError/channelOutOfRange(path:channel:channels:)`` for a channel the
@@ -40,19 +36,15 @@ public final class LevelAnalysis {
             selection = .average
         }
         mixer = ChannelMixer(channels: source.channels, selection: selection)
-        meter = LevelMeter(sampleRate: rate, calibration: options.calibration)
-        if options.bands {
-            let seconds = Double(source.expectedFrames ?? 0) / rate
-            bands = try ThirdOctaveBands(sampleRate: rate,
-                                         planning: seconds > Self.measuredPlanThreshold ? .measure : .estimate)
-        } else {
-            bands = nil
+        var settings = AnalysisPipeline.Settings(sampleRate: rate)
+        settings.calibration = options.calibration
+        settings.bands = options.bands
+        settings.measuredBandPlan = Double(source.expectedFrames ?? 0) / rate > Self.measuredPlanThreshold
+        settings.levelInterval = options.interval
+        settings.watermark = options.watermarkKey.map {
+            AnalysisPipeline.WatermarkSearch(key: $0, profile: options.watermarkProfile, catalogue: options.watermarkCatalogue)
         }
-        intervalFrames = options.interval.map { max(1, Int(($0 * rate).rounded())) }
-        watermark = try options.watermarkKey.map {
-            try WatermarkDetector(format: WatermarkFormat(key: $0, profile: options.watermarkProfile), sampleRate: rate,
-                                  catalogue: options.watermarkCatalogue)
-        }
+        pipeline = try AnalysisPipeline(settings)
     }
 
     /// Runs the analysis to the end of the source.
@@ -66,7 +58,15 @@ public final class LevelAnalysis {
         var interleaved = [Float](repeating: 0, count: Self.blockFrames * channels)
         var mono = [Float](repeating: 0, count: Self.blockFrames)
         var framesRead: Int64 = 0
-        var inInterval = 0
+        var last: AnalysisPipeline.Measurement?
+        let name = source.name
+        func forward(_ output: AnalysisPipeline.Output) throws {
+            switch output {
+            case .detection(let d): try emit(.detection(DetectionEvent(source: name, detection: d)))
+            case .level(let levels, _): try emit(.level(LevelEvent(source: name, levels: levels)))
+            case .report(let m): last = m
+            }
+        }
         while true {
             let frames = try interleaved.withUnsafeMutableBufferPointer { try source.read(into: $0) }
             if frames == 0 { break }
@@ -75,38 +75,18 @@ public final class LevelAnalysis {
                 mono.withUnsafeMutableBufferPointer { mixer.mix(input, frames: frames, into: $0) }
             }
             try mono.withUnsafeBufferPointer { all in
-                bands?.process(UnsafeBufferPointer(rebasing: all[0..<frames]))
-                for d in watermark?.process(UnsafeBufferPointer(rebasing: all[0..<frames])) ?? [] {
-                    try emit(.detection(DetectionEvent(source: source.name, detection: d)))
-                }
-                var done = 0
-                while done < frames {
-                    var n = frames - done
-                    if let every = intervalFrames { n = min(n, every - inInterval) }
-                    meter.process(UnsafeBufferPointer(rebasing: all[done..<(done + n)]))
-                    done += n
-                    inInterval += n
-                    if let every = intervalFrames, inInterval == every {
-                        inInterval = 0
-                        try emit(.level(LevelEvent(source: source.name, levels: meter.takeInterval())))
-                    }
-                }
+                try pipeline.process(UnsafeBufferPointer(rebasing: all[0..<frames]), emit: forward)
             }
             progress?(framesRead)
         }
-        meter.finish()
-        if intervalFrames != nil && inInterval > 0 {
-            try emit(.level(LevelEvent(source: source.name, levels: meter.takeInterval())))
-        }
-        bands?.finish()
+        try pipeline.finish(emit: forward)
         var warnings = source.warnings
         if mixer.replacedSamples > 0 {
             warnings.append("\(source.name): \(mixer.replacedSamples) samples were not finite numbers (NaN or infinity) and were measured as silence")
         }
         let report = ReportEvent(
             source: source.name,
-            meter: meter.report(),
-            bands: bands.map { b in zip(b.bands, b.levels(calibration: options.calibration)).map { ($0.label, $1) } } ?? [],
+            measurement: last!,
             calibration: options.calibration,
             sampleRate: source.sampleRate,
             channels: channels,

@@ -1,0 +1,181 @@
+import Foundation
+import HarkDSP
+
+/// The one analysis chain that `hark analyze`, harkd's continuous analysis and its noise
+/// sessions share: mono frames → watermark detector, level meter, band analyser → interval
+/// levels, reports and detections. A new analyser added here appears in every use.
+///
+/// Feed it mono samples at one rate with ``process(_:emit:)``; it splits the stream at interval
+/// boundaries, so every level covers exactly its interval and every report its report interval.
+/// Times are seconds of audio since the pipeline started. One owner (a thread) drives it.
+public final class AnalysisPipeline {
+    /// What to measure.
+    public struct Settings: Sendable {
+        public var sampleRate: Double
+        /// dB added to every level (0: dB re full scale).
+        public var calibration: Double = 0
+        /// Run the 1/3-octave band analyser.
+        public var bands = true
+        /// Plan the band analyser's FFT by measuring (worth it for long recordings).
+        public var measuredBandPlan = false
+        /// Emit a level every this many seconds (nil: none).
+        public var levelInterval: Double?
+        /// Emit a report every this many seconds and start a new one (nil: only at the end).
+        public var reportInterval: Double?
+        /// Search for watermarks with this key, profile and catalogue (nil: no search).
+        public var watermark: WatermarkSearch?
+
+        public init(sampleRate: Double) {
+            self.sampleRate = sampleRate
+        }
+    }
+
+    /// A watermark search.
+    public struct WatermarkSearch: Sendable {
+        public var key: WatermarkKey
+        public var profile: WatermarkProfile
+        public var catalogue: [WatermarkPayload]?
+        /// Seconds of absence before a payload is reported again (0: every confirmation).
+        public var repeatInterval: Double
+
+        public init(key: WatermarkKey, profile: WatermarkProfile = .tv, catalogue: [WatermarkPayload]? = nil,
+                    repeatInterval: Double = WatermarkDetector.defaultRepeatInterval) {
+            self.key = key
+            self.profile = profile
+            self.catalogue = catalogue
+            self.repeatInterval = repeatInterval
+        }
+    }
+
+    /// The meter's and the band analyser's figures over one report interval (or the whole run).
+    public struct Measurement {
+        public var meter: MeterReport
+        public var bands: [(label: String, level: Double?)]
+        /// Seconds of audio since the pipeline started, at the end of what it covers.
+        public var end: Double
+    }
+
+    public enum Output {
+        /// A verified watermark; its `time` and `start` are pipeline seconds.
+        case detection(WatermarkDetection)
+        /// Levels over the interval ending at `end` (pipeline seconds).
+        case level(IntervalLevels, end: Double)
+        /// A report interval's measurement (``Settings/reportInterval``) or, from
+        /// ``finish(emit:)``, the last one.
+        case report(Measurement)
+    }
+
+    public let settings: Settings
+    private let meter: LevelMeter
+    private var bands: ThirdOctaveBands?
+    private var detector: WatermarkDetector?
+    private var detectorOrigin = 0.0
+    private let levelFrames: Int?
+    private let reportFrames: Int?
+    private var sinceLevel = 0
+    private var sinceReport = 0
+    private var frames = 0
+
+    /// - Throws: when the band analyser cannot be planned or the watermark detector cannot be
+    ///   built (an unusable rate): callers stop rather than run without them.
+    public init(_ settings: Settings) throws {
+        guard (8_000...192_000).contains(settings.sampleRate) else { throw RateOutOfRange(rate: settings.sampleRate) }
+        self.settings = settings
+        meter = LevelMeter(sampleRate: settings.sampleRate, calibration: settings.calibration)
+        levelFrames = settings.levelInterval.map { max(1, Int(($0 * settings.sampleRate).rounded())) }
+        reportFrames = settings.reportInterval.map { max(1, Int(($0 * settings.sampleRate).rounded())) }
+        bands = try Self.makeBands(settings)
+        detector = try Self.makeDetector(settings)
+    }
+
+    private static func makeBands(_ s: Settings) throws -> ThirdOctaveBands? {
+        guard s.bands else { return nil }
+        return try ThirdOctaveBands(sampleRate: s.sampleRate, planning: s.measuredBandPlan ? .measure : .estimate)
+    }
+
+    private static func makeDetector(_ s: Settings) throws -> WatermarkDetector? {
+        guard let w = s.watermark else { return nil }
+        return try WatermarkDetector(format: WatermarkFormat(key: w.key, profile: w.profile), sampleRate: s.sampleRate,
+                                     repeatInterval: w.repeatInterval, catalogue: w.catalogue)
+    }
+
+    /// Seconds of audio processed.
+    public var time: Double { Double(frames) / settings.sampleRate }
+
+    /// Samples the watermark search could not read as they were (``WatermarkDetector/unusableSamples``).
+    public var unusableSamples: Int { detector?.unusableSamples ?? 0 }
+
+    /// Starts the watermark search afresh at the current time: its frame alignment does not
+    /// survive a gap in the audio.
+    public func restartWatermarkSearch() throws {
+        detector = try Self.makeDetector(settings)
+        detectorOrigin = time
+    }
+
+    /// Analyses the next mono samples.
+    public func process(_ samples: UnsafeBufferPointer<Float>, emit: (Output) throws -> Void) throws {
+        bands?.process(samples)
+        if let detector {
+            for var d in detector.process(samples) {
+                d.time += detectorOrigin
+                d.start += detectorOrigin
+                try emit(.detection(d))
+            }
+        }
+        var done = 0
+        while done < samples.count {
+            var n = samples.count - done
+            if let every = levelFrames { n = min(n, every - sinceLevel) }
+            if let every = reportFrames { n = min(n, every - sinceReport) }
+            meter.process(UnsafeBufferPointer(rebasing: samples[done..<(done + n)]))
+            done += n
+            frames += n
+            sinceLevel += n
+            sinceReport += n
+            if let every = levelFrames, sinceLevel == every {
+                sinceLevel = 0
+                try emit(.level(meter.takeInterval(), end: time))
+            }
+            if let every = reportFrames, sinceReport == every {
+                try emit(.report(takeMeasurement()))
+                meter.restartMeasurement()
+                bands = try Self.makeBands(settings)
+            }
+        }
+    }
+
+    /// Whether audio has arrived since the last report (for a report cut short).
+    public var hasUnreportedAudio: Bool { sinceReport > 0 }
+
+    /// Ends the run: the level of a partial interval, then the report of what is left.
+    public func finish(emit: (Output) throws -> Void) throws {
+        meter.finish()
+        if levelFrames != nil && sinceLevel > 0 {
+            sinceLevel = 0
+            try emit(.level(meter.takeInterval(), end: time))
+        }
+        try emit(.report(takeMeasurement()))
+    }
+
+    private func takeMeasurement() -> Measurement {
+        sinceReport = 0
+        bands?.finish()
+        let levels = bands.map { b in zip(b.bands, b.levels(calibration: settings.calibration)).map { ($0.label, $1) } } ?? []
+        return Measurement(meter: meter.report(), bands: levels, end: time)
+    }
+}
+
+/// The meter, the band analyser and the watermark search need 8–192 kHz.
+public struct RateOutOfRange: Error, Equatable, CustomStringConvertible {
+    public let rate: Double
+    public var description: String { "audio at \(Int(rate)) Hz: the meter and the watermark search need 8 to 192 kHz" }
+}
+
+extension ReportEvent {
+    /// A report event from a pipeline's measurement and what the caller knows of the source.
+    public init(source: String, measurement: AnalysisPipeline.Measurement, calibration: Double, sampleRate: Int, channels: Int,
+                channelUse: String, format: String, warnings: [String]) {
+        self.init(source: source, meter: measurement.meter, bands: measurement.bands, calibration: calibration,
+                  sampleRate: sampleRate, channels: channels, channelUse: channelUse, format: format, warnings: warnings)
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+@testable import HarkDSP
+@testable import HarkEngine
+
+/// The shared analysis chain on its own: intervals, reports, detections and its refusals.
+@Suite struct AnalysisPipelineTests {
+    private func tone(seconds: Double, rate: Double, amplitude: Double = 0.1) -> [Float] {
+        (0..<Int(seconds * rate)).map { Float(amplitude * sin(2 * Double.pi * 1000 * Double($0) / rate)) }
+    }
+
+    private func run(_ p: AnalysisPipeline, _ x: [Float], block: Int) throws -> [AnalysisPipeline.Output] {
+        var out: [AnalysisPipeline.Output] = []
+        var i = 0
+        while i < x.count {
+            let n = min(block, x.count - i)
+            try x[i..<(i + n)].withUnsafeBufferPointer { try p.process($0) { out.append($0) } }
+            i += n
+        }
+        try p.finish { out.append($0) }
+        return out
+    }
+
+    @Test func intervalsAndReportsLandOnTheirBoundariesWhateverTheBlocks() throws {
+        var s = AnalysisPipeline.Settings(sampleRate: 16_000)
+        s.levelInterval = 0.25
+        s.reportInterval = 1
+        for block in [333, 4096] {
+            let out = try run(AnalysisPipeline(s), tone(seconds: 2.1, rate: 16_000), block: block)
+            let levels = out.compactMap { if case .level(_, let end) = $0 { return end } else { return nil } }
+            let reports = out.compactMap { if case .report(let m) = $0 { return m } else { return nil } }
+            #expect(levels.count == 9 && levels.prefix(8) == [0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75, 2])
+            #expect(abs(levels[8] - 2.1) < 1e-9)
+            // Two whole report intervals and the last tenth of a second.
+            #expect(reports.map(\.end).count == 3 && reports[0].end == 1 && reports[1].end == 2)
+            #expect(abs(reports[0].meter.duration - 1) < 1e-9 && abs(reports[2].meter.duration - 0.1) < 1e-9)
+            // A 0.1-amplitude 1 kHz sine: −20 dB re full-scale sine, A-weighting 0 dB at 1 kHz.
+            #expect(abs((reports[0].meter.LAeq ?? 0) + 20) < 0.05)
+            #expect(reports[0].bands.contains { $0.label == "1000" && abs(($0.level ?? 0) + 20) < 0.2 })
+        }
+    }
+
+    @Test func detectionsAreInPipelineTimeAcrossARestart() throws {
+        // A mark (loud, to be sure of it), with the search restarted at 4 s as after a gap:
+        // the detection that follows is placed in the pipeline's time, not the new detector's.
+        let rate = 48_000.0
+        var host = [Float](repeating: 0, count: Int(12 * rate))
+        host.withUnsafeMutableBufferPointer { var g = MusicGenerator(rms: 0.1, sampleRate: rate, seed: 3); g.render(into: $0) }
+        let embedder = try WatermarkEmbedder(format: WatermarkFormat(key: .demo), payload: WatermarkPayload(0xABCD), sampleRate: rate,
+                                             strength: 10)
+        var mark: [Float] = []
+        host.withUnsafeBufferPointer { embedder.process($0, into: &mark) }
+        embedder.finish(into: &mark)
+        let x = zip(host, mark).map(+)
+        var s = AnalysisPipeline.Settings(sampleRate: rate)
+        s.bands = false
+        s.watermark = AnalysisPipeline.WatermarkSearch(key: .demo)
+        let p = try AnalysisPipeline(s)
+        var found: [WatermarkDetection] = []
+        try x[0..<Int(4 * rate)].withUnsafeBufferPointer { try p.process($0) { if case .detection(let d) = $0 { found.append(d) } } }
+        try p.restartWatermarkSearch()
+        try x[Int(4 * rate)...].withUnsafeBufferPointer { try p.process($0) { if case .detection(let d) = $0 { found.append(d) } } }
+        let after = try #require(found.first { $0.time > 4 })
+        #expect(after.payload == WatermarkPayload(0xABCD))
+        // The new search needs 2.4 s of its own audio: confirmed at 6.4 s of pipeline time, not
+        // 2.4 s. The copy it completed is placed on the copy grid of the mark (which began at 0).
+        #expect(after.time > 6.35 && after.time < 9, "\(after.time)")
+        let grid = after.start / WatermarkFormat.copyDuration
+        #expect(abs(grid - grid.rounded()) < 0.05 && after.start > 1, "\(after.start)")
+    }
+
+    @Test func anUnusableRateIsRefusedWithAReason() {
+        // The meter's precondition used to trap here.
+        var s = AnalysisPipeline.Settings(sampleRate: 4_000)
+        s.watermark = AnalysisPipeline.WatermarkSearch(key: .demo)
+        #expect(throws: RateOutOfRange(rate: 4_000)) { try AnalysisPipeline(s) }
+        #expect(RateOutOfRange(rate: 4_000).description == "audio at 4000 Hz: the meter and the watermark search need 8 to 192 kHz")
+    }
+}
