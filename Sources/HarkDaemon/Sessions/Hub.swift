@@ -51,13 +51,11 @@ public final class Hub: @unchecked Sendable {
         let start: Double
         let seconds: Double
         let wallDeadline: Date
-        var meter: LevelMeter?
-        var bands: ThirdOctaveBands?
+        /// The shared analysis chain, made when the first audio arrives (at its rate).
+        var pipeline: AnalysisPipeline?
         var rate = 0.0
         var framesDone = 0
         var framesWanted = 0
-        var sinceLevel = 0
-        var levelFrames = 0
         var peak: Double?
         var gaps = GapTally()
 
@@ -238,31 +236,39 @@ public final class Hub: @unchecked Sendable {
         var levels: [(Int, String)] = []
         state.withLock { s in
             for n in s.noises {
-                if n.meter == nil || n.rate != rate {
+                if n.pipeline == nil || n.rate != rate {
+                    var settings = AnalysisPipeline.Settings(sampleRate: rate)
+                    settings.calibration = s.calibration
+                    settings.levelInterval = Self.sessionLevelInterval
+                    // The rate was usable for the analysis thread's own pipeline, so this one
+                    // can be made too; if not, the session ends with what it has.
+                    n.pipeline = try? AnalysisPipeline(settings)
                     n.rate = rate
-                    n.meter = LevelMeter(sampleRate: rate, calibration: s.calibration)
-                    n.bands = try? ThirdOctaveBands(sampleRate: rate)
                     n.framesWanted = Int((n.seconds * rate).rounded())
-                    n.levelFrames = max(1, Int((Self.sessionLevelInterval * rate).rounded()))
                 }
-                var offset = 0
-                while offset < samples.count && n.framesDone < n.framesWanted {
-                    let count = min(samples.count - offset, n.framesWanted - n.framesDone, n.levelFrames - n.sinceLevel)
-                    let part = UnsafeBufferPointer(rebasing: samples[offset..<(offset + count)])
-                    n.meter!.process(part)
-                    n.bands?.process(part)
-                    offset += count
-                    n.framesDone += count
-                    n.sinceLevel += count
-                    if n.sinceLevel == n.levelFrames || n.framesDone == n.framesWanted {
-                        n.sinceLevel = 0
-                        let l = n.meter!.takeInterval()
+                guard let pipeline = n.pipeline else { continue }
+                var measurement: AnalysisPipeline.Measurement?
+                func forward(_ output: AnalysisPipeline.Output) {
+                    switch output {
+                    case .level(let l, let end):
                         if let fmax = l.LAFmax { n.peak = max(n.peak ?? fmax, fmax) }
-                        levels.append((n.client, Messages.sessionLevel(id: n.id, t: Double(n.framesDone) / rate, levels: l, peak: n.peak)))
+                        levels.append((n.client, Messages.sessionLevel(id: n.id, t: end, levels: l, peak: n.peak)))
+                    case .report(let m):
+                        measurement = m
+                    case .detection:
+                        break
                     }
                 }
+                let count = min(samples.count, n.framesWanted - n.framesDone)
+                if count > 0 {
+                    try? pipeline.process(UnsafeBufferPointer(rebasing: samples[0..<count]), emit: forward)
+                    n.framesDone += count
+                }
                 if n.framesDone >= n.framesWanted {
-                    finished.append((n, report(for: n, device: s.device, warnings: n.gaps.warnings(rate: rate))))
+                    try? pipeline.finish(emit: forward)
+                    if let m = measurement {
+                        finished.append((n, report(for: n, measurement: m, device: s.device, warnings: n.gaps.warnings(rate: rate))))
+                    }
                 }
             }
             s.noises.removeAll { n in finished.contains { $0.0 === n } }
@@ -275,22 +281,9 @@ public final class Hub: @unchecked Sendable {
         }
     }
 
-    private func report(for n: Noise, device: String, warnings: [String]) -> String {
-        guard let meter = n.meter else {
-            var j = JSONLine()
-            j.add("class", "report")
-            if let id = n.id { j.add("id", id) }
-            j.add("device", device)
-            j.add("duration", 0, decimals: 3)
-            j.add("warnings", strings: warnings)
-            return j.line
-        }
-        meter.finish()
-        n.bands?.finish()
-        let bands = n.bands.map { b in zip(b.bands, b.levels(calibration: meter.calibration)).map { ($0.label, $1) } } ?? []
-        let event = ReportEvent(source: device, meter: meter.report(), bands: bands, calibration: meter.calibration,
-                                sampleRate: Int(n.rate), channels: 1, channelUse: "mono",
-                                format: "live capture", warnings: warnings)
+    private func report(for n: Noise, measurement m: AnalysisPipeline.Measurement, device: String, warnings: [String]) -> String {
+        let event = ReportEvent(source: device, measurement: m, calibration: n.pipeline?.settings.calibration ?? 0,
+                                sampleRate: Int(n.rate), channels: 1, channelUse: "mono", format: "live capture", warnings: warnings)
         return Messages.report(id: n.id, t: nil, device: device, report: event)
     }
 
@@ -380,7 +373,11 @@ public final class Hub: @unchecked Sendable {
                 }
                 let measured = Double(n.framesDone) / n.rate
                 let warning = String(format: "audio stopped coming (capture device lost?): measured %.2f s of %.2f s", measured, n.seconds)
-                answers.append((n.client, report(for: n, device: s.device, warnings: n.gaps.warnings(rate: n.rate) + [warning])))
+                var measurement: AnalysisPipeline.Measurement?
+                try? n.pipeline?.finish { if case .report(let m) = $0 { measurement = m } }
+                if let m = measurement {
+                    answers.append((n.client, report(for: n, measurement: m, device: s.device, warnings: n.gaps.warnings(rate: n.rate) + [warning])))
+                }
                 return true
             }
             return s.device
