@@ -1,7 +1,8 @@
 import HarkSoundFile
 
-/// Where audio comes from: a file today, an ALSA device in the daemon. Delivers interleaved
-/// `Float` frames in blocks.
+/// Where a file analysis gets its audio: interleaved `Float` frames in blocks. (harkd reads
+/// ALSA through `CaptureSource`, whose reads carry gaps; both feed the same
+/// ``AnalysisPipeline``.)
 public protocol AudioSource: AnyObject {
     /// A name for messages and reports (the file's path).
     var name: String { get }
