@@ -49,7 +49,17 @@ public final class CaptureSource: @unchecked Sendable {
     private let opener: Opener
     private let log: @Sendable (String) -> Void
     private let ring: SampleRing
-    private let lock = Mutex<(state: State, counters: Counters, running: Bool)>((.idle, Counters(), false))
+    // A pthread mutex (NSLock) rather than Synchronization's Mutex: on Linux that one hands a
+    // contended lock over through a priority-inheriting futex, which ThreadSanitizer cannot see,
+    // so it reported races between accesses that were both under the lock.
+    private let lock = NSLock()
+    private var shared: (state: State, counters: Counters, running: Bool) = (.idle, Counters(), false)
+
+    private func withShared<R>(_ body: (inout (state: State, counters: Counters, running: Bool)) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&shared)
+    }
     private var thread: Thread?
     private let finished = NSCondition()
     private var threadDone = true
@@ -70,9 +80,9 @@ public final class CaptureSource: @unchecked Sendable {
         ring = SampleRing(capacity: Int(ringSeconds * Double(settings.rate)) * max(settings.channels, 1))
     }
 
-    public var state: State { lock.withLock { $0.state } }
+    public var state: State { withShared { $0.state } }
     public var counters: Counters {
-        var c = lock.withLock { $0.counters }
+        var c = withShared { $0.counters }
         c.droppedFrames = ring.dropped / max(channelCount.load(ordering: .relaxed), 1)
         return c
     }
@@ -81,7 +91,7 @@ public final class CaptureSource: @unchecked Sendable {
 
     /// Starts the capture thread (opening the device on it). Does nothing if already running.
     public func start() {
-        let already = lock.withLock { s -> Bool in
+        let already = withShared { s -> Bool in
             if s.running { return true }
             s.running = true
             s.state = .opening
@@ -105,7 +115,7 @@ public final class CaptureSource: @unchecked Sendable {
     /// writes), in which case it exits on its own later.
     @discardableResult
     public func stop(timeout: Double = 2) -> Bool {
-        lock.withLock { $0.running = false }
+        withShared { $0.running = false }
         ring.wake()
         finished.lock()
         defer { finished.unlock() }
@@ -125,11 +135,11 @@ public final class CaptureSource: @unchecked Sendable {
         return (n / c, c, gap)
     }
 
-    private var isRunning: Bool { lock.withLock { $0.running } }
+    private var isRunning: Bool { withShared { $0.running } }
 
-    private func setState(_ s: State) { lock.withLock { $0.state = s } }
+    private func setState(_ s: State) { withShared { $0.state = s } }
 
-    private func count(_ body: (inout Counters) -> Void) { lock.withLock { body(&$0.counters) } }
+    private func count(_ body: (inout Counters) -> Void) { withShared { body(&$0.counters) } }
 
     // MARK: - the capture thread
 

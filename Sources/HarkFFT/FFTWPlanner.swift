@@ -1,5 +1,5 @@
 import CFFTW
-import Synchronization
+import Foundation
 
 /// Serialises every call into FFTW's planner.
 ///
@@ -7,9 +7,13 @@ import Synchronization
 /// `fftwf_execute_*` on distinct buffers is. Plans are therefore made and destroyed
 /// under this one lock, and executed without it.
 enum FFTWPlanner {
-    private static let lock = Mutex(())
+    // A pthread mutex, which ThreadSanitizer sees (Synchronization's Mutex hands a contended
+    // lock over through a priority-inheriting futex that it does not).
+    private static let lock = NSLock()
 
     static func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        try lock.withLock { _ in try body() }
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
     }
 }

@@ -1,10 +1,10 @@
 import CSndFile
 import Foundation
-import Synchronization
 
 /// libsndfile reports why `sf_open` failed through process-wide state; opening under one lock
 /// keeps each failure's message with its own file when files are opened from several threads.
-private let openLock = Mutex(())
+/// A pthread mutex, which ThreadSanitizer sees (Synchronization's Mutex does not, when contended).
+private let openLock = NSLock()
 
 /// Reads an audio file through libsndfile, block by block, as interleaved `Float` samples in
 /// [−1, 1] (integer formats are scaled by libsndfile: 16-bit 32767 reads as 0.99997).
@@ -166,7 +166,7 @@ public final class SoundFileReader {
     }
 
     private static func open(path: String, info: inout SF_INFO) throws(SoundFileError) -> OpaquePointer {
-        let result: Result<OpaquePointer, SoundFileError> = openLock.withLock { _ in
+        let result: Result<OpaquePointer, SoundFileError> = openLock.withLock {
             if let h = sf_open(path, Int32(SFM_READ), &info) { return .success(h) }
             let code = sf_error(nil)
             let detail = String(cString: sf_strerror(nil))

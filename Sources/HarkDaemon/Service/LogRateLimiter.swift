@@ -1,10 +1,9 @@
 import Foundation
-import Synchronization
 
 /// Lets at most `burst` messages through per `window`, and says how many it held back when the
 /// next window opens. A device in a loop of errors (a dead FIFO behind ALSA's file plugin once
 /// logged 12 918 lines in a few seconds) then costs the log a few lines a window.
-final class LogRateLimiter: Sendable {
+final class LogRateLimiter: @unchecked Sendable {
     private struct State {
         var windowStart: Date?
         var passed = 0
@@ -13,7 +12,9 @@ final class LogRateLimiter: Sendable {
 
     let burst: Int
     let window: TimeInterval
-    private let state = Mutex(State())
+    // Behind an NSLock (a pthread mutex ThreadSanitizer can see); every access takes it.
+    private let lock = NSLock()
+    private var state = State()
 
     init(burst: Int = 5, window: TimeInterval = 10) {
         self.burst = burst
@@ -23,21 +24,19 @@ final class LogRateLimiter: Sendable {
     /// The lines to log for `message` at `now`: nothing while held back, a note of how many
     /// were held before the first one of a new window.
     func admit(_ message: String, now: Date = Date()) -> [String] {
-        state.withLock { s in
-            var out: [String] = []
-            if s.windowStart.map({ now.timeIntervalSince($0) >= window }) ?? true {
-                if s.held > 0 { out.append("\(s.held) more such message(s) held back in the last \(Int(window)) s") }
-                s.windowStart = now
-                s.passed = 0
-                s.held = 0
-            }
-            guard s.passed < burst else {
-                s.held += 1
-                return out
-            }
-            s.passed += 1
-            out.append(message)
+        lock.lock()
+        defer { lock.unlock() }
+        var out: [String] = []
+        if state.windowStart.map({ now.timeIntervalSince($0) >= window }) ?? true {
+            if state.held > 0 { out.append("\(state.held) more such message(s) held back in the last \(Int(window)) s") }
+            state = State(windowStart: now)
+        }
+        guard state.passed < burst else {
+            state.held += 1
             return out
         }
+        state.passed += 1
+        out.append(message)
+        return out
     }
 }

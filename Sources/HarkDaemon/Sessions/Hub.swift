@@ -8,7 +8,9 @@ import Logging
 /// Where commands meet audio: connected clients and their subscriptions, shake and noise
 /// sessions, and the fan-out of detections, levels, reports and status.
 ///
-/// Commands arrive on NIO's threads, audio on the analysis thread; one lock guards the state.
+/// Commands arrive on NIO's threads, audio on the analysis thread; one lock guards the state
+/// (clients, subscriptions, the lists of sessions). No DSP runs under it: a noise session's
+/// pipeline and counters belong to the analysis thread, which alone feeds, ticks and ends them.
 /// Sessions are timed in audio time (frames analysed), so a busy machine does not cut a
 /// measurement short; a wall-clock deadline a few seconds later ends a session whose audio
 /// stopped coming (device lost).
@@ -231,51 +233,60 @@ public final class Hub: @unchecked Sendable {
     // MARK: - audio (analysis thread)
 
     /// Feeds noise sessions the next mono samples, captured at `rate`.
+    ///
+    /// The measuring runs outside the hub's lock, so socket handlers never wait on DSP: only
+    /// the analysis thread touches a session's pipeline and counters (here, in ``gap(_:rate:)``
+    /// and in ``tick(streamTime:now:)``); the handlers only add and remove sessions, which is
+    /// why a finished one is answered only if it is still there.
     func feed(_ samples: UnsafeBufferPointer<Float>, rate: Double, streamTime: Double) {
+        let (sessions, calibration, device) = state.withLock { s in (s.noises, s.calibration, s.device) }
+        guard !sessions.isEmpty else { return }
         var finished: [(Noise, String)] = []
         var levels: [(Int, String)] = []
-        state.withLock { s in
-            for n in s.noises {
-                if n.pipeline == nil || n.rate != rate {
-                    var settings = AnalysisPipeline.Settings(sampleRate: rate)
-                    settings.calibration = s.calibration
-                    settings.levelInterval = Self.sessionLevelInterval
-                    // The rate was usable for the analysis thread's own pipeline, so this one
-                    // can be made too; if not, the session ends with what it has.
-                    n.pipeline = try? AnalysisPipeline(settings)
-                    n.rate = rate
-                    n.framesWanted = Int((n.seconds * rate).rounded())
-                }
-                guard let pipeline = n.pipeline else { continue }
-                var measurement: AnalysisPipeline.Measurement?
-                func forward(_ output: AnalysisPipeline.Output) {
-                    switch output {
-                    case .level(let l, let end):
-                        if let fmax = l.LAFmax { n.peak = max(n.peak ?? fmax, fmax) }
-                        levels.append((n.client, Messages.sessionLevel(id: n.id, t: end, levels: l, peak: n.peak)))
-                    case .report(let m):
-                        measurement = m
-                    case .detection:
-                        break
-                    }
-                }
-                let count = min(samples.count, n.framesWanted - n.framesDone)
-                if count > 0 {
-                    try? pipeline.process(UnsafeBufferPointer(rebasing: samples[0..<count]), emit: forward)
-                    n.framesDone += count
-                }
-                if n.framesDone >= n.framesWanted {
-                    try? pipeline.finish(emit: forward)
-                    if let m = measurement {
-                        finished.append((n, report(for: n, measurement: m, device: s.device, warnings: n.gaps.warnings(rate: rate))))
-                    }
+        for n in sessions {
+            if n.pipeline == nil || n.rate != rate {
+                var settings = AnalysisPipeline.Settings(sampleRate: rate)
+                settings.calibration = calibration
+                settings.levelInterval = Self.sessionLevelInterval
+                // The rate was usable for the analysis thread's own pipeline, so this one can be
+                // made too; if not, the session ends by the clock with what it has.
+                n.pipeline = try? AnalysisPipeline(settings)
+                n.rate = rate
+                n.framesWanted = Int((n.seconds * rate).rounded())
+            }
+            guard let pipeline = n.pipeline else { continue }
+            var measurement: AnalysisPipeline.Measurement?
+            func forward(_ output: AnalysisPipeline.Output) {
+                switch output {
+                case .level(let l, let end):
+                    if let fmax = l.LAFmax { n.peak = max(n.peak ?? fmax, fmax) }
+                    levels.append((n.client, Messages.sessionLevel(id: n.id, t: end, levels: l, peak: n.peak)))
+                case .report(let m):
+                    measurement = m
+                case .detection:
+                    break
                 }
             }
+            let count = min(samples.count, n.framesWanted - n.framesDone)
+            if count > 0 {
+                try? pipeline.process(UnsafeBufferPointer(rebasing: samples[0..<count]), emit: forward)
+                n.framesDone += count
+            }
+            if n.framesDone >= n.framesWanted {
+                try? pipeline.finish(emit: forward)
+                if let m = measurement {
+                    finished.append((n, report(for: n, measurement: m, device: device, warnings: n.gaps.warnings(rate: rate))))
+                }
+            }
+        }
+        let answered = state.withLock { s -> [(Noise, String)] in
+            let live = finished.filter { f in s.noises.contains { $0 === f.0 } }
             s.noises.removeAll { n in finished.contains { $0.0 === n } }
+            return live
         }
         for (client, line) in levels { send(line, to: client) }
-        for (n, line) in finished { send(line, to: n.client) }
-        if !finished.isEmpty {
+        for (n, line) in answered { send(line, to: n.client) }
+        if !answered.isEmpty {
             updateAudioNeed()
             closeFinishedConnections()
         }
