@@ -16,7 +16,9 @@ import UnixSignals
 public final class Daemon: Service, @unchecked Sendable {
     public let configurationFile: String?
     private let overrides: [(String, String)]
-    private var configuration: DaemonConfiguration
+    /// Replaced by SIGHUP's reload on the signal task, read by status requests on NIO's threads.
+    private let current: Locked<DaemonConfiguration>
+    private var configuration: DaemonConfiguration { current.withLock { $0 } }
     private let logger: Logger
     private let environment: [String: String]
     private let notifier: SystemdNotifier
@@ -41,7 +43,7 @@ public final class Daemon: Service, @unchecked Sendable {
     /// As above, with the PCM opener replaced (tests inject ALSA faults through it).
     init(configuration: DaemonConfiguration, configurationFile: String?, overrides: [(String, String)],
          logger: Logger, environment: [String: String], opener: CaptureSource.Opener?) {
-        self.configuration = configuration
+        current = Locked(configuration)
         self.configurationFile = configurationFile
         self.overrides = overrides
         self.logger = logger
@@ -156,7 +158,7 @@ public final class Daemon: Service, @unchecked Sendable {
             || fresh.socketGroup != configuration.socketGroup {
             logger.warning("SIGHUP: socket settings change only on restart")
         }
-        configuration = fresh
+        current.withLock { $0 = fresh }
         hub.configure(continuous: fresh.mode == .continuous, calibration: fresh.calibration, device: fresh.capture.device)
         analysis.update(Self.analysisSettings(fresh))
         controller.reconfigure(settings: fresh.captureSettings, ringSeconds: fresh.ringSeconds)
