@@ -111,6 +111,19 @@ import Testing
         #expect(others.last!.objects().contains { ($0["message"] as? String)?.contains("at most 64 at a time") == true })
     }
 
+    @Test func nonFiniteCapturedSamplesAreReportedNotSilentlyMeasured() throws {
+        let hub = Hub(logger: Logger(label: "test"))
+        let a = Client(hub: hub)
+        hub.handle(.noise(seconds: 1, id: "nf"), from: a.connection.id)
+        let block = [Float](repeating: 0.01, count: 8_000)
+        block.withUnsafeBufferPointer { hub.feed($0, rate: 16_000, streamTime: 0) }
+        hub.nonFinite(7)
+        block.withUnsafeBufferPointer { hub.feed($0, rate: 16_000, streamTime: 0.5) }
+        let report = try #require(a.objects().last)
+        #expect(report["class"] as? String == "report")
+        #expect(report["warnings"] as? [String] == ["7 captured samples were not finite numbers (NaN or infinity) and were measured as silence"])
+    }
+
     @Test func commandsFromAClosedConnectionStartNoSession() {
         // Pipelined lines ending in a long noise session, then an immediate close: the framer
         // could deliver the last lines after the disconnect, leaving a session with no client

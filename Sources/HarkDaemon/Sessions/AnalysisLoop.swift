@@ -143,7 +143,14 @@ final class AnalysisLoop: @unchecked Sendable {
                 }
             }
             let a = analysers!
+            let replacedBefore = a.mixer.replacedSamples
             buffer.withUnsafeBufferPointer { b in mono.withUnsafeMutableBufferPointer { a.mixer.mix(b, frames: frames, into: $0) } }
+            if a.mixer.replacedSamples > replacedBefore {
+                // Before, NaN or infinity from the device was measured as silence without a word.
+                let count = a.mixer.replacedSamples - replacedBefore
+                a.gaps.nonFinite += count
+                hub.nonFinite(count)
+            }
             do {
                 try mono.withUnsafeBufferPointer { all in
                     let block = UnsafeBufferPointer(rebasing: all[0..<frames])

@@ -5,6 +5,8 @@ struct GapTally: Equatable {
     var overruns = 0
     var droppedFrames = 0
     var reopenings = 0
+    /// Captured samples that were not finite (NaN or infinity), measured as silence.
+    var nonFinite = 0
 
     mutating func add(_ gap: CaptureGap) {
         switch gap {
@@ -26,6 +28,9 @@ struct GapTally: Equatable {
         }
         if reopenings > 0 {
             w.append("audio missing: the capture device was lost and reopened \(reopenings) time(s)")
+        }
+        if nonFinite > 0 {
+            w.append("\(nonFinite) captured samples were not finite numbers (NaN or infinity) and were measured as silence")
         }
         return w
     }

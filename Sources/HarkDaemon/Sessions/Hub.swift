@@ -298,6 +298,15 @@ public final class Hub: @unchecked Sendable {
         return Messages.report(id: n.id, t: nil, device: device, report: event)
     }
 
+    /// Captured samples that were not finite at the current point: every session in flight
+    /// reports how many it measured as silence.
+    func nonFinite(_ count: Int) {
+        state.withLock { s in
+            for n in s.noises { n.gaps.nonFinite += count }
+            for i in s.shakes.indices { s.shakes[i].gaps.nonFinite += count }
+        }
+    }
+
     /// A break in the audio at the current point, which every session in flight must report.
     func gap(_ gap: CaptureGap, rate: Double) {
         state.withLock { s in
