@@ -211,7 +211,9 @@ public final class CaptureSource: @unchecked Sendable {
                 _ = floats.withUnsafeBufferPointer { ring.write(UnsafeBufferPointer(rebasing: $0[0..<n]), granule: format.channels) }
                 count { $0.capturedFrames += got }
                 delivered += got
-                if !reportedFast && delivered >= 2 * format.rate {
+                // Checked once per second of audio, from the second one on: a clock reading per
+                // period would be waste on the capture thread.
+                if !reportedFast && delivered >= 2 * format.rate && delivered % format.rate < got {
                     let audio = Double(delivered) / Double(format.rate), wall = Date().timeIntervalSince(started)
                     if audio > Self.fastDeliveryRatio * wall + 0.5 {
                         reportedFast = true

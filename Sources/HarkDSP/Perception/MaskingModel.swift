@@ -228,8 +228,6 @@ public final class MaskingModel {
                 }
             }
         }
-        var threshold = self.threshold, tonality = self.tonality
-        defer { self.threshold = threshold; self.tonality = tonality }
         for i in 0..<count {
             let spread = spreadEnergy[i]
             let c = spread > 0 ? spreadUnpredictability[i] / spread : 1

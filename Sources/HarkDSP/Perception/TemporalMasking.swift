@@ -21,7 +21,8 @@ public struct TemporalMasking {
     public let blockLength: Int
     private let decay: Double
     private var filter: BiquadCascade
-    private var pending: [Float] = []
+    private var pendingSum = 0.0
+    private var pendingCount = 0
     /// Mean squares of the filtered host per block, from block `firstBlock` on.
     private var energies: [Double] = []
     private var firstBlock = 0
@@ -43,16 +44,13 @@ public struct TemporalMasking {
         // A non-finite sample would leave the filter's state non-finite for good.
         var filtered = samples.map { $0.isFinite ? $0 : 0 }
         filtered.withUnsafeMutableBufferPointer { filter.process($0) }
-        var i = 0
-        while i < filtered.count {
-            let take = min(blockLength - pending.count, filtered.count - i)
-            pending += filtered[i..<(i + take)]
-            i += take
-            if pending.count == blockLength {
-                var sum = 0.0
-                for x in pending { sum += Double(x) * Double(x) }
-                energies.append(sum / Double(blockLength))
-                pending.removeAll(keepingCapacity: true)
+        for x in filtered {
+            pendingSum += Double(x) * Double(x)
+            pendingCount += 1
+            if pendingCount == blockLength {
+                energies.append(pendingSum / Double(blockLength))
+                pendingSum = 0
+                pendingCount = 0
             }
         }
     }

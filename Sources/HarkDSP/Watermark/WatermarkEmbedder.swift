@@ -29,7 +29,6 @@ public final class WatermarkEmbedder {
     private var temporal: TemporalMasking
     private let hop: Int
     private let gain: Double
-    private let symbolBits: [[Bool]]
     private let activeFrequency: [[Double]]
     private let activePhase: [[Double]]
     /// Per slot and tone: the masking partition and the share of its threshold the tone may use.
@@ -70,7 +69,7 @@ public final class WatermarkEmbedder {
         self.model = model
         hop = model.hop
         gain = pow(10, strength / 10)
-        symbolBits = format.symbolBits(for: payload)
+        let symbolBits = format.symbolBits(for: payload)
         var af: [[Double]] = [], ap: [[Double]] = [], apart: [[Int]] = [], ashare: [[Double]] = []
         for slot in 0..<WatermarkFormat.symbolsPerCopy {
             var f: [Double] = [], p: [Double] = []
@@ -137,7 +136,9 @@ public final class WatermarkEmbedder {
                 frame[i] = n >= hostStart && n < hostEnd ? host[n - hostStart] : 0
             }
             frame.withUnsafeBufferPointer { model.analyse($0) }
-            thresholds[framesDone % ring] = model.threshold
+            // Into the ring's own rows: no array is allocated per frame.
+            let row = framesDone % ring
+            for p in 0..<model.partitionCount { thresholds[row][p] = model.threshold[p] }
             frameEnergy[framesDone % ring] = windowedEnergy(from: start, length: length)
             framesDone += 1
             // Sample n needs frames n / hop and n / hop + 1, and its temporal gain the frames

@@ -331,14 +331,16 @@ public final class Hub: @unchecked Sendable {
             }
             for (id, var c) in s.clients where c.watching.contains(.detection) {
                 let last = c.lastDetection[d.payload]
+                // Pruned only when a payload is new to it, not at every confirmation (one every
+                // 50 ms per watcher while a mark plays).
+                if last == nil { c.lastDetection = c.lastDetection.filter { time - $0.value < 60 } }
                 c.lastDetection[d.payload] = time
-                c.lastDetection = c.lastDetection.filter { time - $0.value < 60 }
                 if last == nil || time - last! >= Self.rebroadcastInterval { watchers.append(c.connection) }
                 s.clients[id] = c
             }
             let last = s.lastLogged[d.payload]
+            if last == nil { s.lastLogged = s.lastLogged.filter { time - $0.value < 60 } }
             s.lastLogged[d.payload] = time
-            s.lastLogged = s.lastLogged.filter { time - $0.value < 60 }
             return last == nil || time - last! >= Self.rebroadcastInterval
         }
         for (client, line) in answers { send(line, to: client) }

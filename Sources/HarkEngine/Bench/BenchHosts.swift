@@ -111,12 +111,12 @@ public struct BenchHosts {
         var blocks = MonoBlockReader(reader)
         var x: [Float] = []
         while case let mono = try blocks.next(), !mono.isEmpty { x += mono }
-        try write(lowPass(x, cutoff: 18_000), to: path)
+        try write(try lowPass(x, cutoff: 18_000), to: path)
         return path
     }
 
     /// A windowed-sinc low-pass (255 taps, Blackman window: −74 dB from 1.3 kHz above `cutoff`).
-    private func lowPass(_ x: [Float], cutoff: Double) -> [Float] {
+    private func lowPass(_ x: [Float], cutoff: Double) throws -> [Float] {
         let taps = 255, half = taps / 2
         let fc = cutoff / Self.rate
         var h = (0..<taps).map { i -> Double in
@@ -127,13 +127,13 @@ public struct BenchHosts {
         }
         let sum = h.reduce(0, +)
         h = h.map { $0 / sum }
-        var y = [Float](repeating: 0, count: x.count)
-        for n in x.indices {
-            var acc = 0.0
-            for j in max(0, n + half - (x.count - 1))..<min(taps, n + half + 1) { acc += h[j] * Double(x[n + half - j]) }
-            y[n] = Float(acc)
-        }
-        return y
+        // Centred (no delay): the convolver's output is late by half the response, so it runs
+        // half a response past the end and the first half is dropped.
+        let convolver = try FFTConvolver(impulseResponse: h.map(Float.init))
+        var y: [Float] = []
+        (x + [Float](repeating: 0, count: half)).withUnsafeBufferPointer { convolver.process($0, into: &y) }
+        convolver.finish(into: &y)
+        return Array(y[half..<(half + x.count)])
     }
 
     private func rms(_ x: [Float]) -> Double {
