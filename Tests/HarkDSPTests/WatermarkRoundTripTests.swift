@@ -161,6 +161,56 @@ import Testing
         }
     }
 
+    @Test func oneAiringIsReportedOnceASecondAiringAgain() throws {
+        let payload = WatermarkPayload(0x5EC0_4D0A)
+        let x = host("music", seconds: 30, seed: 4)
+        let continuous = try detect(mark(x, payload: payload, key: .demo), key: .demo)
+        #expect(continuous.count == 1, "\(continuous.map(\.time))")
+
+        // The same advert twice: 0–10 s and 18–28 s, 8 s of unmarked programme between. Windows
+        // of four copies still confirm the first airing until about 17 s.
+        let rate = Int(Self.rate)
+        var y = x
+        for range in [0..<(10 * rate), (18 * rate)..<(28 * rate)] {
+            let marked = try mark(Array(x[range]), payload: payload, key: .demo)
+            y.replaceSubrange(range, with: marked)
+        }
+        let found = try detect(y, key: .demo)
+        #expect(found.map(\.payload) == [payload, payload], "\(found.map(\.time))")
+        if found.count == 2 {
+            #expect(abs(found[0].start) < 0.25)
+            // A window that begins in the programme before the advert places the copy's start
+            // on the advert's lattice, not necessarily at its first copy.
+            let offset = found[1].start - 18, copy = WatermarkFormat.copyDuration
+            #expect(abs(offset - (offset / copy).rounded() * copy) < 0.25, "\(found[1].start)")
+            #expect(found[1].time > 18 && found[1].time < 21.5)
+        }
+    }
+
+    @Test func confirmationsFromOverlappingAudioAreOneAiring() {
+        let p = WatermarkPayload(1), q = WatermarkPayload(2)
+        var memory = AiringMemory(repeatInterval: 6)
+        let confirmations: [(WatermarkPayload, Double, Double, Bool)] = [
+            (p, 10, 0.4, true),
+            (p, 10.05, 0.45, false),
+            (q, 10.1, 7.7, true),       // another payload is news
+            (p, 15.9, 9.9, false),      // still overlapping
+            (p, 19.9, 17.2, true),      // no audio shared with 15.9's: aired again
+            (p, 21, 11.4, false),
+            (p, 27.5, 18, true),        // absent 6.5 s
+        ]
+        for (payload, time, windowStart, news) in confirmations {
+            let answer = memory.isNews(payload, time: time, windowStart: windowStart)
+            #expect(answer == news, "\(payload.hex) at \(time)")
+        }
+        memory.reset()
+        let afterReset = memory.isNews(p, time: 27.6, windowStart: 18)
+        #expect(afterReset)
+        var everything = AiringMemory(repeatInterval: 0)
+        let first = everything.isNews(p, time: 1, windowStart: 0), second = everything.isNews(p, time: 1.05, windowStart: 0)
+        #expect(first && second)
+    }
+
     @Test func blockSizesDoNotChangeTheResult() throws {
         let payload = WatermarkPayload(0x0BADF00D)
         let y = try mark(host("music", seconds: 6, seed: 2), payload: payload, key: .demo)

@@ -19,10 +19,14 @@ public struct WatermarkDetection: Sendable, Equatable {
     public var copies: Int
     /// Clock ratio the detector assumed (1 + drift).
     public var clockScale: Double
+    /// Seconds of input where the audio the detector combined begins (the window ends at
+    /// ``time``): the mark was heard somewhere in between, not necessarily all along.
+    public var windowStart: Double
 
     public init(payload: WatermarkPayload, time: Double, start: Double, score: Double, confidence: Double,
-                copies: Int, clockScale: Double) {
+                copies: Int, clockScale: Double, windowStart: Double? = nil) {
         (self.payload, self.time, self.start, self.score) = (payload, time, start, score)
         (self.confidence, self.copies, self.clockScale) = (confidence, copies, clockScale)
+        self.windowStart = windowStart ?? start
     }
 }

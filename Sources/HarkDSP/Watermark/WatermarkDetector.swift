@@ -90,8 +90,9 @@ public final class WatermarkDetector {
         p.initialize(repeating: .zero, count: WatermarkDetector.signVectors)
         return p
     }()
-    /// By default a payload already reported is not reported again until it has been absent
-    /// this long.
+    /// By default a payload already reported is not reported again while the same airing goes
+    /// on (``AiringMemory``): until it has been absent this long, or until it is confirmed from
+    /// audio that shares nothing with the audio of its previous confirmation.
     public static let defaultRepeatInterval = 6.0
     /// This detector's repeat interval (0: report every confirmation, as harkd's sessions need).
     public let repeatInterval: Double
@@ -123,7 +124,7 @@ public final class WatermarkDetector {
     static let pairUnit = ToneEnergyFrame.cap / 127
     private let ringSize: Int
     private let framesPerSymbol: Int
-    private var lastReport: [WatermarkPayload: Double] = [:]
+    private var airings: AiringMemory
     /// Side-0 and side-1 probes of every pair, for every scale, in ring order.
     private var probes: [(ToneEnergyFrame.Probe, ToneEnergyFrame.Probe)] = []
 
@@ -151,6 +152,7 @@ public final class WatermarkDetector {
         self.format = format
         self.sampleRate = sampleRate
         self.repeatInterval = repeatInterval
+        airings = AiringMemory(repeatInterval: repeatInterval)
         // An even length, transformed without zero padding: 2.5 Hz bins, so every point of the
         // 10 Hz grid falls on a bin (at 44.1 and 48 kHz exactly), and FFTW is nearly as quick for
         // 2^a·3^b·5^c·7^d as for a power of two.
@@ -390,12 +392,7 @@ public final class WatermarkDetector {
             if let d = found, d.score > (best?.score ?? -1) { best = d }
         }
         guard let detection = best else { return nil }
-        if let last = lastReport[detection.payload], detection.time - last < repeatInterval {
-            lastReport[detection.payload] = detection.time
-            return nil
-        }
-        lastReport[detection.payload] = detection.time
-        return detection
+        return airings.isNews(detection.payload, time: detection.time, windowStart: detection.windowStart) ? detection : nil
     }
 
     /// Puts alignment `c`'s pair values into ``values``: summed over its symbols (one keyed coin
@@ -543,7 +540,8 @@ public final class WatermarkDetector {
         let bound = Self.candidatesPerHour * payloads * Self.tailBound(score)
         return WatermarkDetection(payload: payload, time: end, start: start, score: score,
                                   confidence: max(0, min(1, 1 - bound)), copies: max(1, c.symbols / WatermarkFormat.symbolsPerCopy),
-                                  clockScale: Self.clockScales[c.scale])
+                                  clockScale: Self.clockScales[c.scale],
+                                  windowStart: Double(firstFrame * hopLength) / sampleRate)
     }
 }
 

@@ -17,9 +17,11 @@ import Logging
 public final class Hub: @unchecked Sendable {
     /// How long after its nominal end a session waits for audio before giving up.
     static let grace = 3.0
-    /// A detection already sent to a watcher is not sent to it again until its payload has
-    /// been absent this long (audio seconds). The memory is each connection's own, so a watcher
-    /// that joins while a mark is playing hears it at the next confirmation.
+    /// A detection already sent to a watcher is not sent to it again while the same airing goes
+    /// on (``AiringMemory``): until its payload has been absent this long (audio seconds) or is
+    /// confirmed from audio that shares nothing with its previous confirmation. The memory is
+    /// each connection's own, so a watcher that joins while a mark is playing hears it at the
+    /// next confirmation.
     static let rebroadcastInterval = 6.0
     static let sessionLevelInterval = 0.1
     /// Sessions one connection may have in flight, and all connections together. A noise
@@ -31,8 +33,8 @@ public final class Hub: @unchecked Sendable {
     private struct ClientState {
         let connection: ClientConnection
         var watching: Set<Command.WatchClass> = []
-        /// When each payload was last confirmed while this client watched detections.
-        var lastDetection: [WatermarkPayload: Double] = [:]
+        /// Which airings this client, watching detections, has been sent.
+        var airings = AiringMemory(repeatInterval: Hub.rebroadcastInterval)
         /// The client shut down its side: close once its sessions have answered.
         var inputClosed = false
     }
@@ -76,7 +78,7 @@ public final class Hub: @unchecked Sendable {
         var noises: [Noise] = []
         var streamTime = 0.0
         /// For the log only: when each payload was last confirmed.
-        var lastLogged: [WatermarkPayload: Double] = [:]
+        var logged = AiringMemory(repeatInterval: Hub.rebroadcastInterval)
         var audioNeeded = false
         var continuous = false
         var calibration = 0.0
@@ -159,7 +161,7 @@ public final class Hub: @unchecked Sendable {
             state.withLock { s in
                 // A new watch starts with a clean memory: the next confirmation is news to it.
                 s.clients[client]?.watching = classes
-                s.clients[client]?.lastDetection = [:]
+                s.clients[client]?.airings.reset()
             }
             var j = JSONLine()
             j.add("class", "watch")
@@ -329,19 +331,12 @@ public final class Hub: @unchecked Sendable {
                                                                      confidence: d.confidence, score: d.score)))
                 return true
             }
+            let windowStart = time - (d.time - d.windowStart)
             for (id, var c) in s.clients where c.watching.contains(.detection) {
-                let last = c.lastDetection[d.payload]
-                // Pruned only when a payload is new to it, not at every confirmation (one every
-                // 50 ms per watcher while a mark plays).
-                if last == nil { c.lastDetection = c.lastDetection.filter { time - $0.value < 60 } }
-                c.lastDetection[d.payload] = time
-                if last == nil || time - last! >= Self.rebroadcastInterval { watchers.append(c.connection) }
+                if c.airings.isNews(d.payload, time: time, windowStart: windowStart) { watchers.append(c.connection) }
                 s.clients[id] = c
             }
-            let last = s.lastLogged[d.payload]
-            if last == nil { s.lastLogged = s.lastLogged.filter { time - $0.value < 60 } }
-            s.lastLogged[d.payload] = time
-            return last == nil || time - last! >= Self.rebroadcastInterval
+            return s.logged.isNews(d.payload, time: time, windowStart: windowStart)
         }
         for (client, line) in answers { send(line, to: client) }
         if logIt { logger.info("watermark \(d.payload.hex) detected (score \(String(format: "%.1f", d.score)))") }
