@@ -46,6 +46,12 @@ struct HarkCommand: ParsableCommand {
 }
 
 /// Messages for the person at the terminal: one line each, on stderr, prefixed "hark:".
+extension ExitCode {
+    /// `hark detect` and `hark shake` ran without error but heard no watermark: distinct from
+    /// 1 (an error) so a script can tell "not marked" from "could not look".
+    static let nothingHeard = ExitCode(2)
+}
+
 enum Diagnostics {
     static func error(_ message: String) {
         try? LineWriter.standardError.write(line: "hark: error: \(message)")

@@ -38,6 +38,9 @@ import Testing
         // A readable line without --json.
         let plain = try Hark.run(["detect", marked])
         #expect(plain.stdout.contains("payload 1a2b3c4d at"))
+        // One file marked is a watermark found: 0, though the other has none.
+        let both = try Hark.run(["detect", host, marked])
+        #expect(both.status == 0 && both.stdout.contains("\(host): no watermark found"), "\(both.status)")
     }
 
     @Test func analyzeReportsDetectionsWhenAsked() throws {
@@ -112,8 +115,9 @@ import Testing
     @Test func unmarkedAudioHasNoWatermark() throws {
         let host = try music("plain.wav")
         let run = try Hark.run(["detect", host])
-        #expect(run.status == 0 && run.stdout.contains("no watermark found"))
-        #expect(try Hark.run(["detect", "--json", host]).stdout.isEmpty)
+        #expect(run.status == 2 && run.stdout.contains("no watermark found"), "\(run.status)")
+        let json = try Hark.run(["detect", "--json", host])
+        #expect(json.status == 2 && json.stdout.isEmpty)
     }
 
     @Test func outputKeepsRateAndEncoding() throws {
@@ -175,7 +179,7 @@ import Testing
         }
         let path = dir.write("absurd.wav", bytes)
         let run = try Hark.run(["detect", path])
-        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.status == 2, "\(run.stderr)")
         #expect(run.stdout.contains("no watermark found"))
         #expect(run.stderr.contains("samples were not finite or beyond ±10000 × full scale"), "\(run.stderr)")
     }

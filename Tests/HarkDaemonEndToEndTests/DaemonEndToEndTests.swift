@@ -27,6 +27,26 @@ final class UncheckedBox<T>: @unchecked Sendable {
         #expect(h.terminate() == 0)
     }
 
+    @Test func aShakeThatHearsNothingSaysSoAndExits2() throws {
+        // 2, not 1: a script must tell "no mark on air" from "could not listen".
+        let h = try DaemonHarness()
+        try hark(["generate", "music", h.dir + "/host.wav", "--duration", "12"])
+        let raw = try h.raw(from: h.dir + "/host.wav", name: "host.raw")
+        try h.start()
+        h.feed(raw, speed: 4)
+        let p = Process()
+        p.executableURL = builtExecutable("hark")
+        p.arguments = ["shake", "--seconds", "2", "--socket", h.socket]
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 2, "\(text)")
+        #expect(text.contains("no watermark heard in 2"), "\(text)")
+        #expect(h.terminate() == 0)
+    }
+
     @Test func noiseSessionAgreesWithAnalyze() throws {
         let h = try DaemonHarness()
         try hark(["generate", "sine", h.dir + "/tone.wav", "--frequency", "1000", "--level", "-23", "--duration", "12"])
@@ -218,7 +238,7 @@ final class UncheckedBox<T>: @unchecked Sendable {
             try p.run()
             let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             p.waitUntilExit()
-            #expect(p.terminationStatus != 0, "hark \(command[0]) exited 0")
+            #expect(p.terminationStatus == 1, "hark \(command[0]) exited \(p.terminationStatus), not 1 (an error)")
             #expect(text.contains("no audio from capture device 'nosuch'"), "\(text)")
         }
         h.stop()

@@ -101,7 +101,7 @@ struct Watch: ParsableCommand {
 struct Shake: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Ask harkd to listen for a watermark.",
-        discussion: "Prints the payload as soon as it is verified; exits 1 if none was heard in time.")
+        discussion: "Prints the payload as soon as it is verified; exits 2 if none was heard in time, 1 on an error.")
     @OptionGroup var daemon: DaemonOptions
 
     @Option(help: ArgumentHelp("How long to listen.", valueName: "s"))
@@ -123,7 +123,7 @@ struct Shake: ParsableCommand {
             }
             if !daemon.json { try LineWriter.standardOutput.write(line: "no watermark heard in \(fmt(o["after"], " s"))") }
             for w in o["warnings"] as? [String] ?? [] { Diagnostics.warning(w) }
-            throw ExitCode.failure
+            throw ExitCode.nothingHeard
         }
     }
 }

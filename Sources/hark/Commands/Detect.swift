@@ -11,7 +11,8 @@ struct Detect: ParsableCommand {
         Prints each payload when it is verified (CRC and score above the false-detection \
         threshold), with the time into the file at which that happened. With --catalogue, \
         only those payloads are looked for, which hears weaker or shorter marks. With --json, one \
-        {"class":"detection",…} object per line (docs/protocol.md).
+        {"class":"detection",…} object per line (docs/protocol.md). Exits 0 when a watermark was \
+        found, 2 when every file was searched and none was, 1 when a file could not be read.
         """)
 
     @Argument(help: "Audio files to search.")
@@ -27,6 +28,7 @@ struct Detect: ParsableCommand {
         let key = try keys.resolve()
         let list = try catalogue.resolve()
         let out = LineWriter.standardOutput
+        var found = 0
         try Diagnostics.eachFile(files) { _, path in
             let source = try SoundFileSource(path: path)
             var count = 0
@@ -40,6 +42,8 @@ struct Detect: ParsableCommand {
                 Diagnostics.warning("\(path): \(unusable) samples were not finite or beyond ±\(Int(WatermarkDetector.sampleLimit)) × full scale; the watermark search read them as 0 or clamped")
             }
             if !json && count == 0 { try out.write(line: "\(path): no watermark found") }
+            found += count
         }
+        if found == 0 { throw ExitCode.nothingHeard }
     }
 }
