@@ -19,6 +19,10 @@ let package = Package(
     products: [
         .executable(name: "hark", targets: ["hark"]),
         .executable(name: "harkd", targets: ["harkd"]),
+        // Hark is an application. These libraries are for the benchmarks beside it
+        // (Benchmarks/, a path dependency); HarkDSP's `unsafeFlags` below mean no package can
+        // depend on Hark by version, which is deliberate: programs talk to harkd over its socket
+        // (docs/protocol.md), not by linking the engine.
         .library(name: "HarkDSP", targets: ["HarkDSP"]),
         .library(name: "HarkEngine", targets: ["HarkEngine"]),
         .library(name: "HarkClient", targets: ["HarkClient"]),
