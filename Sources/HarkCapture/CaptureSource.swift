@@ -13,6 +13,10 @@ import Synchronization
 /// - A device that fails to open, or disappears (`-ENODEV` and kin), is closed and opened
 ///   again with backoff (0.25 s doubling to 5 s) while ``state`` says `.deviceLost`; capture
 ///   resumes when it comes back, with a gap flagged to the consumer.
+///
+/// Sendable by hand: the state and counters other threads read sit behind `lock`, the
+/// thread's own bookkeeping behind `finished`, and the PCM handle belongs to the capture
+/// thread alone.
 public final class CaptureSource: @unchecked Sendable {
     public enum State: Sendable, Equatable {
         case idle
@@ -60,7 +64,6 @@ public final class CaptureSource: @unchecked Sendable {
         defer { lock.unlock() }
         return body(&shared)
     }
-    private var thread: Thread?
     private let finished = NSCondition()
     private var threadDone = true
     /// Channel count of what is in the ring (the negotiated one, once open).
@@ -105,7 +108,6 @@ public final class CaptureSource: @unchecked Sendable {
         let t = Thread { [weak self] in self?.run() }
         t.name = "hark-capture"
         t.qualityOfService = .userInteractive
-        thread = t
         t.start()
     }
 

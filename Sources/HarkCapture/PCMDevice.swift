@@ -19,7 +19,8 @@ public protocol PCMStream: AnyObject {
 
 /// An ALSA capture PCM: opens it, negotiates hardware parameters through the `hw_params`
 /// API (`snd_pcm_set_params` does not pin the period size), and owns the `snd_pcm_t` until
-/// ``close()``.
+/// ``close()``. Sendable by hand so it can be handed to the capture thread, which alone uses
+/// it from then on (ALSA handles are not safe to share).
 public final class PCMDevice: PCMStream, @unchecked Sendable {
     public let negotiated: NegotiatedFormat
     private var pcm: OpaquePointer?

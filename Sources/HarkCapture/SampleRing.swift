@@ -5,6 +5,7 @@ import Foundation
 /// The producer (the capture thread) never waits: what does not fit is dropped and counted,
 /// and a ``CaptureGap`` is recorded at that point of the stream, so the consumer learns
 /// exactly where audio is missing. The consumer waits, with a timeout, for samples to arrive.
+/// Sendable by hand: its buffer and counters are reached only under its condition lock.
 final class SampleRing: @unchecked Sendable {
     private struct Mark {
         var position: Int         // samples accepted before the gap

@@ -5,7 +5,7 @@ import Synchronization
 /// One client connection's protocol: the version banner on connect, then one command per line,
 /// each answered or refused with an `error` line; the connection stays open after errors,
 /// except for a line longer than 4 KiB, which closes it.
-final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
+final class ClientHandler: ChannelInboundHandler {
     typealias InboundIn = String
 
     private static let nextID = Atomic<Int>(1)

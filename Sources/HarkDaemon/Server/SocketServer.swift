@@ -23,13 +23,17 @@ public enum SocketServerError: Error, CustomStringConvertible {
 
 /// The Unix-domain stream socket harkd serves: bound to a path (mode and group applied, stale
 /// socket files replaced, live ones refused) or inherited from systemd socket activation.
-final class SocketServer: @unchecked Sendable {
+final class SocketServer: Sendable {
     private let group: EventLoopGroup
     private let hub: Hub
     private let logger: Logger
-    private var channel: Channel?
-    /// The path this server created, removed on stop (not when systemd owns the socket).
-    private(set) var createdPath: String?
+    private let listening = Locked(Listening())
+    private struct Listening {
+        var channel: Channel?
+        /// The path this server created, removed on stop (not when systemd owns the socket).
+        var createdPath: String?
+    }
+    var createdPath: String? { listening.withLock { $0.createdPath } }
 
     init(group: EventLoopGroup, hub: Hub, logger: Logger) {
         self.group = group
@@ -55,7 +59,8 @@ final class SocketServer: @unchecked Sendable {
                 }
             }
         if let fd = Self.activatedSocket(environment) {
-            channel = try await bootstrap.withBoundSocket(fd).get()
+            let channel = try await bootstrap.withBoundSocket(fd).get()
+            listening.withLock { $0.channel = channel }
             logger.info("listening on the socket systemd passed (fd \(fd))")
             return
         }
@@ -67,7 +72,8 @@ final class SocketServer: @unchecked Sendable {
         let staging = try Self.privateDirectory(beside: path)
         defer { rmdir(staging) }
         let bound = staging + "/harkd.sock"
-        channel = try await bootstrap.bind(unixDomainSocketPath: bound).get()
+        let channel = try await bootstrap.bind(unixDomainSocketPath: bound).get()
+        listening.withLock { $0.channel = channel }
         if chmod(bound, mode_t(mode)) != 0 {
             logger.warning("cannot set mode \(String(mode, radix: 8)) on \(path): \(String(cString: strerror(errno)))")
         }
@@ -87,7 +93,7 @@ final class SocketServer: @unchecked Sendable {
             unlink(bound)
             throw SocketServerError.cannotCreateDirectory(path, "cannot move the socket into place: \(why)")
         }
-        createdPath = path
+        listening.withLock { $0.createdPath = path }
         logger.info("listening on \(path) (mode \(String(mode, radix: 8)))")
     }
 
@@ -135,11 +141,11 @@ final class SocketServer: @unchecked Sendable {
     }
 
     func stop() async {
-        try? await channel?.close().get()
-        channel = nil
-        if let path = createdPath {
-            unlink(path)
-            createdPath = nil
+        let (channel, path) = listening.withLock { l in
+            defer { l = Listening() }
+            return (l.channel, l.createdPath)
         }
+        try? await channel?.close().get()
+        if let path { unlink(path) }
     }
 }

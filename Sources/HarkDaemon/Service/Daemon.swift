@@ -13,7 +13,7 @@ import UnixSignals
 /// (SIGTERM or SIGINT through the service group). Then sessions in flight are answered with an
 /// error, clients are closed, the device is closed and the socket file removed. SIGHUP reloads
 /// the configuration file.
-public final class Daemon: Service, @unchecked Sendable {
+public final class Daemon: Service, Sendable {
     public let configurationFile: String?
     private let overrides: [(String, String)]
     /// Replaced by SIGHUP's reload on the signal task, read by status requests on NIO's threads.

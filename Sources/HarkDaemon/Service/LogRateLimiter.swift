@@ -3,7 +3,7 @@ import Foundation
 /// Lets at most `burst` messages through per `window`, and says how many it held back when the
 /// next window opens. A device in a loop of errors (a dead FIFO behind ALSA's file plugin once
 /// logged 12 918 lines in a few seconds) then costs the log a few lines a window.
-final class LogRateLimiter: @unchecked Sendable {
+final class LogRateLimiter: Sendable {
     private struct State {
         var windowStart: Date?
         var passed = 0
@@ -12,9 +12,7 @@ final class LogRateLimiter: @unchecked Sendable {
 
     let burst: Int
     let window: TimeInterval
-    // Behind an NSLock (a pthread mutex ThreadSanitizer can see); every access takes it.
-    private let lock = NSLock()
-    private var state = State()
+    private let state = Locked(State())
 
     init(burst: Int = 5, window: TimeInterval = 10) {
         self.burst = burst
@@ -24,8 +22,10 @@ final class LogRateLimiter: @unchecked Sendable {
     /// The lines to log for `message` at `now`: nothing while held back, a note of how many
     /// were held before the first one of a new window.
     func admit(_ message: String, now: Date = Date()) -> [String] {
-        lock.lock()
-        defer { lock.unlock() }
+        state.withLock { state in admit(message, now: now, state: &state) }
+    }
+
+    private func admit(_ message: String, now: Date, state: inout State) -> [String] {
         var out: [String] = []
         if state.windowStart.map({ now.timeIntervalSince($0) >= window }) ?? true {
             if state.held > 0 { out.append("\(state.held) more such message(s) held back in the last \(Int(window)) s") }

@@ -8,7 +8,7 @@ import Logging
 /// through the watermark detector, a continuous level meter and the noise sessions, handing
 /// what they produce to the ``Hub``. It also keeps audio time (seconds analysed since harkd
 /// started) and ticks the hub even when no audio comes, so sessions always end.
-final class AnalysisLoop: @unchecked Sendable {
+final class AnalysisLoop: Sendable {
     struct Settings: Equatable {
         var key: WatermarkKey
         var profile: WatermarkProfile = .tv
@@ -38,7 +38,7 @@ final class AnalysisLoop: @unchecked Sendable {
             p.levelInterval = settings.levelInterval
             p.reportInterval = settings.reportInterval
             // harkd's sessions need every confirmation; the hub applies each client's own
-            // "once, then after 6 s of absence" rule.
+            // memory of which airings it was sent (AiringMemory).
             p.watermark = AnalysisPipeline.WatermarkSearch(key: settings.key, profile: settings.profile,
                                                            catalogue: settings.catalogue.isEmpty ? nil : settings.catalogue,
                                                            repeatInterval: 0)
@@ -51,16 +51,26 @@ final class AnalysisLoop: @unchecked Sendable {
     private let logger: Logger
     private let settings: Locked<Settings>
     private let running = Locked(false)
-    private var thread: Thread?
     private let done = DispatchSemaphore(value: 0)
     /// Wall-clock time of the loop's last iteration (for the systemd watchdog).
     let heartbeat = Locked(Date())
+    private let hooks = Locked(Hooks())
+    private struct Hooks {
+        var onStateChange: @Sendable (String) -> Void = { _ in }
+        var onFatal: @Sendable (String) -> Void = { _ in }
+    }
     /// Called when the capture state changes (for status messages and systemd).
-    var onStateChange: @Sendable (String) -> Void = { _ in }
+    var onStateChange: @Sendable (String) -> Void {
+        get { hooks.withLock { $0.onStateChange } }
+        set { hooks.withLock { $0.onStateChange = newValue } }
+    }
     /// Called once, from the analysis thread, when the audio cannot be analysed at all (the
     /// watermark detector or the band analyser cannot be built for the captured rate); the
     /// loop stops. harkd shuts down with the message rather than run without its analysers.
-    var onFatal: @Sendable (String) -> Void = { _ in }
+    var onFatal: @Sendable (String) -> Void {
+        get { hooks.withLock { $0.onFatal } }
+        set { hooks.withLock { $0.onFatal = newValue } }
+    }
 
     init(controller: CaptureController, hub: Hub, settings: Settings, logger: Logger) {
         self.controller = controller
@@ -77,7 +87,6 @@ final class AnalysisLoop: @unchecked Sendable {
         running.withLock { $0 = true }
         let t = Thread { [weak self] in self?.run() }
         t.name = "hark-analysis"
-        thread = t
         t.start()
     }
 

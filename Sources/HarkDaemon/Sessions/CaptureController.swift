@@ -4,7 +4,7 @@ import Logging
 
 /// Starts and stops the ALSA capture as the daemon needs it, on its own queue so that no
 /// caller (an NIO event loop in particular) waits on ALSA.
-final class CaptureController: @unchecked Sendable {
+final class CaptureController: Sendable {
     private struct State {
         var source: CaptureSource?
         var settings: CaptureSettings

@@ -14,6 +14,10 @@ import Logging
 /// Sessions are timed in audio time (frames analysed), so a busy machine does not cut a
 /// measurement short; a wall-clock deadline a few seconds later ends a session whose audio
 /// stopped coming (device lost).
+///
+/// Sendable by hand: every part of its state is reached only under its lock, except a noise
+/// session's analysis chain, which the lock hands to the analysis thread alone (the DSP runs
+/// outside the lock so socket handlers never wait on it) and which no other thread touches.
 public final class Hub: @unchecked Sendable {
     /// How long after its nominal end a session waits for audio before giving up.
     static let grace = 3.0
@@ -88,11 +92,22 @@ public final class Hub: @unchecked Sendable {
 
     private let state = Locked(State())
     private let logger: Logger
+    private let hooks = Locked(Hooks())
+    private struct Hooks {
+        var onAudioNeed: @Sendable (Bool) -> Void = { _ in }
+        var statusProvider: @Sendable () -> Messages.Status = {
+            Messages.Status(state: "idle", device: "", rate: nil, mode: "", uptime: 0, overruns: 0, dropped: 0, clients: 0, sessions: 0)
+        }
+    }
     /// Told whenever the microphone becomes needed or not (on-demand mode).
-    var onAudioNeed: @Sendable (Bool) -> Void = { _ in }
+    var onAudioNeed: @Sendable (Bool) -> Void {
+        get { hooks.withLock { $0.onAudioNeed } }
+        set { hooks.withLock { $0.onAudioNeed = newValue } }
+    }
     /// Supplies the figures of a status message.
-    var statusProvider: @Sendable () -> Messages.Status = {
-        Messages.Status(state: "idle", device: "", rate: nil, mode: "", uptime: 0, overruns: 0, dropped: 0, clients: 0, sessions: 0)
+    var statusProvider: @Sendable () -> Messages.Status {
+        get { hooks.withLock { $0.statusProvider } }
+        set { hooks.withLock { $0.statusProvider = newValue } }
     }
 
     init(logger: Logger) {

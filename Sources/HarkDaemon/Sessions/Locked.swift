@@ -1,9 +1,9 @@
 import Foundation
 
 /// A value behind a lock, for state whose parts (class instances) move in and out of the
-/// critical section: `Mutex`'s `sending` rules forbid that, and the owner here guarantees
-/// every access goes through ``withLock(_:)``.
-final class Locked<Value>: @unchecked Sendable {
+/// critical section: `Mutex`'s `sending` rules forbid that. Sendable when its value is: every
+/// access goes through ``withLock(_:)``.
+final class Locked<Value> {
     private var value: Value
     private let lock = NSLock()
 
@@ -17,3 +17,5 @@ final class Locked<Value>: @unchecked Sendable {
         return try body(&value)
     }
 }
+
+extension Locked: @unchecked Sendable where Value: Sendable {}

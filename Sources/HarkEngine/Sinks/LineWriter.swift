@@ -3,7 +3,7 @@ import Foundation
 /// Writes text lines to a file descriptor, each line in whole `write(2)` calls so that a
 /// reader never sees half a line from Hark, and a closed pipe is an error to stop on rather
 /// than a signal that kills the process.
-public final class LineWriter: @unchecked Sendable {
+public final class LineWriter: Sendable {
     /// The reader went away (`EPIPE`).
     public struct Closed: Error {}
 
