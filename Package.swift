@@ -3,12 +3,13 @@ import PackageDescription
 
 // Layering (data flows one way: source → frames → analysers → events → sinks):
 //   CFFTW, CSndFile,     thin system-library targets, C headers only
-//   CALSA                (CALSAShim: the few lines of C that ALSA's variadic log handler needs)
+//   CSQLite, CALSA                (CALSAShim: the few lines of C that ALSA's variadic log handler needs)
 //   HarkFFT              owns FFTW plans and buffers
 //   HarkSoundFile        owns libsndfile handles; audio files in and out
 //   HarkDSP              the DSP core: frames, filters, meter, bands, signal synthesis.
 //                        Knows nothing of files, sockets or ALSA.
 //   HarkCapture          owns ALSA PCM handles; the capture thread and its ring buffer
+//   HarkSpool            owns the SQLite connection: the durable queue of records to deliver
 //   HarkEngine           wires a source through the analysers into events and sinks
 //   HarkDaemon           harkd's service: sessions, the JSON-lines socket protocol (SwiftNIO),
 //                        configuration, systemd integration
@@ -43,10 +44,14 @@ let package = Package(
         .systemLibrary(
             name: "CALSA", pkgConfig: "alsa",
             providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(
+            name: "CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "CALSAShim", dependencies: ["CALSA"]),
         .target(name: "HarkCapture", dependencies: ["CALSA", "CALSAShim"]),
         .target(name: "HarkFFT", dependencies: ["CFFTW"]),
         .target(name: "HarkSoundFile", dependencies: ["CSndFile"]),
+        .target(name: "HarkSpool", dependencies: ["CSQLite"]),
         // Optimised in debug builds too: unoptimised, the watermark detector's vector code runs
         // at about 2.5x real time (190x optimised), too slow for harkd to keep up with the
         // 2x-real-time capture the daemon tests feed it (the tests build everything in debug).
@@ -81,6 +86,7 @@ let package = Package(
         .testTarget(name: "HarkFFTTests", dependencies: ["HarkFFT"]),
         .testTarget(name: "HarkDSPTests", dependencies: ["HarkDSP"]),
         .testTarget(name: "HarkSoundFileTests", dependencies: ["HarkSoundFile"]),
+        .testTarget(name: "HarkSpoolTests", dependencies: ["HarkSpool"]),
         .testTarget(name: "HarkEngineTests", dependencies: ["HarkEngine"]),
         .testTarget(name: "HarkCLITests", dependencies: ["hark"]),
         // Test doubles for capture (ALSA file-plugin configurations, fault injection), shared

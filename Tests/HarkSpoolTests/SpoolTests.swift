@@ -1,0 +1,176 @@
+import Foundation
+import Testing
+@testable import HarkSpool
+
+/// The spool on real SQLite files in a temporary folder.
+@Suite struct SpoolTests {
+    let dir: String
+
+    init() throws {
+        dir = NSTemporaryDirectory() + "hark-spool-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    }
+
+    private func record(_ n: Int, kind: String = "report", created: Int64 = 1_800_000_000_000, size: Int = 40) -> Spool.Record {
+        let padding = String(repeating: "x", count: max(0, size - 40))
+        return Spool.Record(rid: "r\(n)", kind: kind, created: created + Int64(n), body: #"{"class":"\#(kind)","n":\#(n),"p":"\#(padding)"}"#)
+    }
+
+    @Test func committedRecordsSurviveReopeningInOrder() throws {
+        let path = dir + "/spool.sqlite"
+        do {
+            let spool = try Spool(path: path)
+            for n in 0..<5 { try spool.commit(record(n, kind: n % 2 == 0 ? "report" : "detection")) }
+            #expect(spool.stats.pending == 5)
+        }
+        let again = try Spool(path: path)
+        let pending = try again.pending()
+        #expect(pending.map(\.rid) == ["r0", "r1", "r2", "r3", "r4"])
+        #expect(pending.map(\.kind) == ["report", "detection", "report", "detection", "report"])
+        #expect(pending.allSatisfy { $0.delivered == nil } && pending.map(\.seq) == pending.map(\.seq).sorted())
+        #expect(again.stats.pending == 5 && again.stats.oldestPending == 1_800_000_000_000)
+        #expect(try again.pending(after: pending[2].seq, limit: 1).map(\.rid) == ["r3"])
+    }
+
+    @Test func deliveredRecordsLeaveThePendingQueue() throws {
+        let spool = try Spool(path: dir + "/s.sqlite")
+        for n in 0..<4 { try spool.commit(record(n)) }
+        let first = try spool.pending(limit: 2)
+        try spool.markDelivered(first.map(\.seq), at: 1_800_000_001_000)
+        #expect(try spool.pending().map(\.rid) == ["r2", "r3"])
+        #expect(try spool.records(.delivered).map(\.rid) == ["r0", "r1"])
+        #expect(try spool.records(.all).count == 4)
+        let s = spool.stats
+        #expect(s.pending == 2 && s.delivered == 2 && s.lastDelivery == 1_800_000_001_000 && s.oldestPending == 1_800_000_000_002)
+    }
+
+    @Test func aRecordIdIsCommittedOnce() throws {
+        let spool = try Spool(path: dir + "/s.sqlite")
+        try spool.commit(record(1))
+        #expect(throws: SpoolError.self) { try spool.commit(record(1)) }
+        #expect(spool.stats.pending == 1)
+    }
+
+    @Test func atItsSizeBoundTheOldestDeliveredGoFirst() throws {
+        let spool = try Spool(path: dir + "/s.sqlite", limits: .init(maxBytes: 256 * 1024))
+        // 100 records of 1 KB, the first 60 delivered; then keep committing past the bound.
+        for n in 0..<100 { try spool.commit(record(n, size: 1024)) }
+        try spool.markDelivered(try spool.pending(limit: 60).map(\.seq), at: 1_800_000_100_000)
+        for n in 100..<260 { try spool.commit(record(n, size: 1024)) }
+        let all = try spool.records(.all)
+        let delivered = all.filter { $0.delivered != nil }
+        let pending = all.filter { $0.delivered == nil }
+        #expect(spool.stats.bytes <= 256 * 1024)
+        // Every undelivered record is kept while delivered ones remain to evict ...
+        if !delivered.isEmpty {
+            #expect(pending.count == 200 && spool.stats.droppedUndelivered == 0)
+            #expect(delivered.map(\.rid) == (60 - delivered.count..<60).map { "r\($0)" }, "the newest delivered are the ones kept")
+        } else {
+            // ... and once they are gone, the oldest undelivered go, counted.
+            #expect(spool.stats.droppedUndelivered == 200 - pending.count)
+            #expect(pending.last?.rid == "r259")
+            #expect(pending.map(\.rid) == pending.map(\.rid).sorted { Int($0.dropFirst())! < Int($1.dropFirst())! })
+        }
+        #expect(spool.stats.pending == pending.count)
+    }
+
+    @Test func pastItsBoundUndeliveredRecordsAreDroppedOldestFirstAndCounted() throws {
+        let messages = LogLines()
+        let spool = try Spool(path: dir + "/s.sqlite", limits: .init(maxBytes: 128 * 1024), log: { messages.append($0) })
+        for n in 0..<300 { try spool.commit(record(n, size: 1024)) }
+        let pending = try spool.pending(limit: 1000)
+        #expect(pending.count > 40 && pending.count < 128, "\(pending.count)")
+        #expect(pending.last?.rid == "r299")
+        #expect(Int(pending.first!.rid.dropFirst())! == 300 - pending.count, "the newest are kept, without holes")
+        #expect(spool.stats.droppedUndelivered == 300 - pending.count)
+        #expect(messages.lines.contains { $0.contains("is full") && $0.contains("undelivered record(s) dropped") })
+        // The count survives a restart.
+        #expect(try Spool(path: dir + "/s.sqlite").stats.droppedUndelivered == 300 - pending.count)
+    }
+
+    @Test func pastItsAgeBoundRecordsGo() throws {
+        let day: Int64 = 86_400_000
+        let spool = try Spool(path: dir + "/s.sqlite", limits: .init(maxAge: 2 * 86_400))
+        try spool.commit(record(0, created: 0))
+        try spool.markDelivered([try spool.pending(limit: 1)[0].seq], at: day)
+        try spool.commit(record(1, created: 3 * day / 2))
+        // Three days on: the delivered record of day 0 goes, the undelivered one of day 1.5 stays.
+        try spool.commit(record(2, created: 3 * day))
+        #expect(try spool.records(.all).map(\.rid) == ["r1", "r2"])
+        #expect(spool.stats.droppedUndelivered == 0)
+        // Five days on it is past the bound too: dropped, and counted.
+        try spool.commit(record(3, created: 5 * day - 100))
+        #expect(try spool.records(.all).map(\.rid) == ["r2", "r3"])
+        #expect(spool.stats.droppedUndelivered == 1)
+    }
+
+    @Test func aFileThatIsNotADatabaseIsRefusedAndKept() throws {
+        let path = dir + "/garbage.sqlite"
+        let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 2654435761 >> 7) })
+        try garbage.write(to: URL(fileURLWithPath: path))
+        #expect {
+            _ = try Spool(path: path)
+        } throws: { error in
+            guard case .corrupt(let p, _) = error as? SpoolError else { return false }
+            return p == path && "\(error)".contains("left as it is")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == garbage)
+    }
+
+    @Test func aSpoolFromANewerVersionIsRefusedAndKept() throws {
+        let path = dir + "/newer.sqlite"
+        do {
+            let spool = try Spool(path: path)
+            try spool.commit(record(1))
+        }
+        let db = try SQLiteDatabase(path: path)
+        try db.execute("PRAGMA user_version = 7")
+        db.close()
+        #expect(throws: SpoolError.newerSchema(path, 7, Spool.schemaVersion)) { _ = try Spool(path: path) }
+        let check = try SQLiteDatabase(path: path, readOnly: true)
+        #expect(try check.integer("SELECT count(*) FROM records") == 1)
+    }
+
+    @Test func aFolderItCannotWriteIsAClearError() throws {
+        guard getuid() != 0 else {
+            // root writes anywhere; a missing folder fails the same way.
+            #expect(throws: SpoolError.self) { _ = try Spool(path: dir + "/no/such/folder/s.sqlite") }
+            return
+        }
+        let ro = dir + "/ro"
+        try FileManager.default.createDirectory(atPath: ro, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o500])
+        #expect {
+            _ = try Spool(path: ro + "/s.sqlite")
+        } throws: { error in
+            guard case .cannotOpen(let p, _) = error as? SpoolError else { return false }
+            return p == ro + "/s.sqlite"
+        }
+    }
+
+    @Test func aMissingFolderIsAClearError() {
+        let path = dir + "/no/such/folder/s.sqlite"
+        #expect {
+            _ = try Spool(path: path)
+        } throws: { error in
+            "\(error)".contains("cannot open spool \(path)")
+        }
+    }
+
+    @Test func readingOnlyNeitherCreatesNorChanges() throws {
+        #expect(throws: SpoolError.self) { _ = try Spool(path: dir + "/absent.sqlite", readOnly: true) }
+        #expect(!FileManager.default.fileExists(atPath: dir + "/absent.sqlite"))
+        let writer = try Spool(path: dir + "/s.sqlite")
+        try writer.commit(record(1))
+        let reader = try Spool(path: dir + "/s.sqlite", readOnly: true)
+        #expect(try reader.records(.pending).map(\.rid) == ["r1"])
+        #expect(throws: SpoolError.self) { try reader.commit(record(2)) }
+    }
+}
+
+/// Log lines collected from another thread.
+final class LogLines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [String] = []
+    func append(_ line: String) { lock.withLock { stored.append(line) } }
+    var lines: [String] { lock.withLock { stored } }
+}
