@@ -61,7 +61,7 @@ let package = Package(
         .target(
             name: "HarkDaemon",
             dependencies: [
-                "HarkEngine", "HarkDSP", "HarkCapture", "HarkClient",
+                "HarkEngine", "HarkDSP", "HarkCapture", "HarkClient", "HarkSpool",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -72,7 +72,7 @@ let package = Package(
         .executableTarget(
             name: "hark",
             dependencies: [
-                "HarkEngine", "HarkDSP", "HarkSoundFile", "HarkClient",
+                "HarkEngine", "HarkDSP", "HarkSoundFile", "HarkClient", "HarkSpool",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .executableTarget(
@@ -96,10 +96,10 @@ let package = Package(
         .testTarget(
             name: "HarkDaemonTests",
             dependencies: [
-                "HarkDaemon", "HarkClient", "HarkCapture", "HarkCaptureTesting",
+                "HarkDaemon", "HarkClient", "HarkCapture", "HarkCaptureTesting", "HarkSpool",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
-        .testTarget(name: "HarkDaemonEndToEndTests", dependencies: ["harkd", "hark", "HarkClient"]),
+        .testTarget(name: "HarkDaemonEndToEndTests", dependencies: ["harkd", "hark", "HarkClient", "HarkSpool"]),
     ]
 )

@@ -141,6 +141,16 @@ public final class Spool: @unchecked Sendable {
         }
     }
 
+    /// SQLite's own check of every page and index: "ok", or what is wrong.
+    public func integrityCheck() throws(SpoolError) -> String {
+        try read { db in
+            try db.query("PRAGMA integrity_check").compactMap { row -> String? in
+                if case .text(let t)? = row.first { return t }
+                return nil
+            }.joined(separator: "; ")
+        }
+    }
+
     /// Undelivered records, oldest first, after `seq`.
     public func pending(after seq: Int64 = 0, limit: Int = 100) throws(SpoolError) -> [Record] {
         try read { db in

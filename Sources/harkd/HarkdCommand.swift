@@ -59,6 +59,12 @@ struct HarkdCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("ALSA configuration file to use instead of the system's (its text is loaded in process).", valueName: "path"))
     var alsaConfig: String?
 
+    @Option(help: ArgumentHelp("SQLite file every report, detection and shake result is committed to before it is sent.", valueName: "path"))
+    var spool: String?
+
+    @Option(help: ArgumentHelp("This device's name in every record (default: the machine id).", valueName: "name"))
+    var unit: String?
+
     @Flag(help: "Log debug messages.")
     var verbose = false
 
@@ -72,7 +78,7 @@ struct HarkdCommand: AsyncParsableCommand {
                              ("format", format), ("mode", mode), ("socket", socket),
                              ("report-interval", reportInterval.map { String($0) }), ("key", key), ("key-file", keyFile), ("profile", profile),
                              ("catalogue", catalogue), ("catalogue-file", catalogueFile),
-                             ("calibration", calibration.map { String($0) })] {
+                             ("calibration", calibration.map { String($0) }), ("spool", spool), ("unit", unit)] {
             if let value { overrides.append((key, value)) }
         }
         do {

@@ -128,6 +128,14 @@ final class DaemonHarness: @unchecked Sendable {
         return p.terminationStatus
     }
 
+    /// Kills harkd with SIGKILL (no chance to clean up) and waits for it.
+    func killHard() {
+        guard let p = process, p.isRunning else { return }
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        feeder = nil
+    }
+
     func send(signal sig: Int32) {
         if let p = process { kill(p.processIdentifier, sig) }
     }

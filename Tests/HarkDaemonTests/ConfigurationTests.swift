@@ -29,6 +29,23 @@ import Testing
         #expect(c.watermarkProfile == .stadium && DaemonConfiguration().watermarkProfile == .tv)
     }
 
+    @Test func unitAndSpool() throws {
+        var c = DaemonConfiguration()
+        #expect(c.spoolPath == nil && !c.resolvedUnit.isEmpty && !c.resolvedUnit.contains("/"))
+        try c.apply(file: """
+            unit = carriage-7
+            spool = /var/lib/hark/spool.sqlite
+            spool-max-mb = 8
+            spool-max-days = 2.5
+            """, source: "harkd.conf")
+        #expect(c.resolvedUnit == "carriage-7" && c.spoolPath == "/var/lib/hark/spool.sqlite")
+        #expect(c.spoolMaxMB == 8 && c.spoolMaxDays == 2.5)
+        for bad in ["unit = a/b", "unit = a b", "unit = #", "spool-max-mb = 0", "spool-max-days = lots"] {
+            var d = DaemonConfiguration()
+            #expect(throws: DaemonConfiguration.ParseError.self, "\(bad)") { try d.apply(file: bad, source: "f") }
+        }
+    }
+
     @Test func errorsNameTheLine() {
         var c = DaemonConfiguration()
         #expect(throws: DaemonConfiguration.ParseError(source: "f", line: 2, message: "mode must be on-demand or continuous, not 'always'")) {

@@ -6,6 +6,7 @@ import NIOEmbedded
 import Synchronization
 import Testing
 @testable import HarkDaemon
+@testable import HarkSpool
 
 /// Sessions driven by synthetic audio and detections, with EmbeddedChannel clients.
 @Suite struct HubTests {
@@ -27,6 +28,15 @@ import Testing
                 out += (b.readString(length: b.readableBytes) ?? "").split(separator: "\n").map(String.init)
             }
             return out
+        }
+
+        /// Lines with their record stamps checked and taken out, so the rest compares exactly.
+        func unstampedLines() -> [String] {
+            lines().map { line in
+                let pattern = #/"unit":"[^"]*","rid":"[0-9a-f-]{36}","utcStart":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z","utcEnd":"[^"]*",/#
+                #expect(line.contains(pattern), "no stamp in \(line)")
+                return line.replacing(pattern, with: "")
+            }
         }
 
         func objects() -> [[String: Any]] {
@@ -61,7 +71,7 @@ import Testing
         hub.tick(streamTime: 1.9)
         #expect(a.lines().isEmpty)
         hub.tick(streamTime: 2.0)
-        #expect(a.lines() == [#"{"class":"shake","result":"none","after":2.000,"warnings":[]}"#])
+        #expect(a.unstampedLines() == [#"{"class":"shake","result":"none","after":2.000,"warnings":[]}"#])
     }
 
     @Test func aShakeSpanningAGapSaysAudioWasMissing() throws {
@@ -91,6 +101,65 @@ import Testing
         let report = try #require(a.objects().last)
         #expect(report["class"] as? String == "report")
         #expect(report["warnings"] as? [String] == ["audio missing: the capture device was lost and reopened 1 time(s)"])
+    }
+
+    @Test func everyRecordIsCommittedToTheSpoolBeforeItIsSent() throws {
+        let path = NSTemporaryDirectory() + "hark-hub-spool-\(UUID().uuidString).sqlite"
+        defer { for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) } }
+        let spool = try Spool(path: path)
+        let hub = Hub(logger: Logger(label: "test"))
+        hub.recorder = Recorder(unit: "carriage-7", spool: spool, logger: Logger(label: "test"))
+        let a = Client(hub: hub)
+        hub.handle(.watch([.detection, .report]), from: a.connection.id)
+        _ = a.lines()
+        // A shake answered by a detection, a noise session's report, and one airing confirmed
+        // 40 times: three records, the airing once.
+        hub.handle(.shake(seconds: 6, id: "s"), from: a.connection.id)
+        hub.handle(.noise(seconds: 0.5, id: "n"), from: a.connection.id)
+        let block = [Float](repeating: 0.01, count: 8_000)
+        block.withUnsafeBufferPointer { hub.feed($0, rate: 16_000, streamTime: 0) }
+        for i in 0..<40 {
+            let t = 3 + 0.05 * Double(i)
+            hub.detection(detection(0xC0FFEE, time: t), time: t, start: t - 2.4)
+        }
+        let sent = a.lines()
+        let stored = try spool.records(.all)
+        #expect(stored.map(\.kind).sorted() == ["detection", "report", "shake"], "\(stored.map(\.kind))")
+        for record in stored {
+            // What the client got is byte for byte what was committed, under the same rid.
+            #expect(sent.contains(record.body), "\(record.body)")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(record.body.utf8)) as? [String: Any])
+            #expect(object["rid"] as? String == record.rid && object["unit"] as? String == "carriage-7")
+            #expect(object["class"] as? String == record.kind)
+            let start = try #require(object["utcStart"] as? String), end = try #require(object["utcEnd"] as? String)
+            #expect(start <= end && end.hasSuffix("Z") && end.count == 24)
+        }
+        #expect(Set(stored.map(\.rid)).count == 3)
+        // Every detection line of the airing carries the airing's one rid.
+        let detectionRids = Set(sent.compactMap { line -> String? in
+            guard line.contains(#""class":"detection""#) else { return nil }
+            return (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["rid"] as? String
+        })
+        #expect(detectionRids == [stored.first { $0.kind == "detection" }!.rid])
+        #expect(hub.recorder.status.pending == 3 && hub.recorder.status.state == "ok")
+    }
+
+    @Test func aSpoolThatCannotBeWrittenStillLetsRecordsThrough() throws {
+        let dir = NSTemporaryDirectory() + "hark-hub-spool-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let spool = try Spool(path: dir + "/s.sqlite")
+        let hub = Hub(logger: Logger(label: "test"))
+        hub.recorder = Recorder(unit: "u", spool: spool, logger: Logger(label: "test"))
+        // Its table dropped underneath harkd by another program: every commit fails.
+        let other = try SQLiteDatabase(path: dir + "/s.sqlite")
+        try other.execute("DROP TABLE records")
+        other.close()
+        let a = Client(hub: hub)
+        hub.handle(.shake(seconds: 1, id: "x"), from: a.connection.id)
+        hub.tick(streamTime: 1)
+        #expect(a.objects().first?["result"] as? String == "none")
+        let status = hub.recorder.status
+        #expect(status.state == "error" && status.failed == 1 && (status.error ?? "").contains(dir + "/s.sqlite"), "\(status)")
     }
 
     @Test func sessionsAreBoundedPerConnectionAndInAll() throws {
@@ -162,7 +231,7 @@ import Testing
         let a = Client(hub: hub)
         hub.handle(.shake(seconds: 1, id: "w"), from: a.connection.id)
         hub.tick(streamTime: 0.4, now: Date(timeIntervalSinceNow: 1 + Hub.grace + 0.1))
-        #expect(a.lines() == [#"{"class":"shake","id":"w","result":"none","after":0.400,"warnings":["audio stopped coming (capture device lost?): heard 0.40 s of 1.00 s"]}"#])
+        #expect(a.unstampedLines() == [#"{"class":"shake","id":"w","result":"none","after":0.400,"warnings":["audio stopped coming (capture device lost?): heard 0.40 s of 1.00 s"]}"#])
     }
 
     @Test func noiseSessionStreamsLevelsThenAReport() throws {

@@ -42,3 +42,12 @@ import HarkDSP
         #expect(JSONLine.number(nil, decimals: 2) == "null")
     }
 }
+
+@Suite struct UTCTimeTests {
+    @Test func millisecondsInUTC() {
+        #expect(UTCTime.iso8601(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
+        #expect(UTCTime.iso8601(Date(timeIntervalSince1970: 1_795_470_867.125)) == "2026-11-23T21:54:27.125Z")
+        #expect(UTCTime.iso8601(Date(timeIntervalSince1970: 1_795_470_867.9999)) == "2026-11-23T21:54:27.999Z")
+        #expect(UTCTime.iso8601(Date(timeIntervalSince1970: -0.25)) == "1969-12-31T23:59:59.750Z")
+    }
+}

@@ -41,6 +41,34 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var calibration = 0.0
     /// Unsent bytes a client may accumulate before it is dropped.
     public var clientQueueBytes = 256 * 1024
+    /// The name every record carries (and the uplink's topics): nil means the machine id.
+    public var unit: String?
+    /// The SQLite file every report, detection and shake result is committed to before it is
+    /// sent (nil: no spool).
+    public var spoolPath: String?
+    public var spoolMaxMB = 64.0
+    public var spoolMaxDays = 30.0
+
+    /// ``unit``, or `/etc/machine-id`, or the host name.
+    public var resolvedUnit: String {
+        if let unit { return unit }
+        if let id = try? String(contentsOfFile: "/etc/machine-id", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines), !id.isEmpty, (try? Self.checkUnit(id)) != nil {
+            return id
+        }
+        var name = [CChar](repeating: 0, count: 256)
+        gethostname(&name, name.count)
+        let host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return (try? Self.checkUnit(host)) != nil ? host : "unknown"
+    }
+
+    /// A unit names an MQTT topic level: no `/`, `+`, `#`, spaces or control characters.
+    static func checkUnit(_ value: String) throws(Message) {
+        guard !value.isEmpty, value.utf8.count <= 64,
+              value.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7f && !"/+#".unicodeScalars.contains($0) }) else {
+            throw Message(text: "unit must be 1 to 64 characters without spaces, '/', '+' or '#', not '\(value)'")
+        }
+    }
 
     public init() {}
 
@@ -142,6 +170,14 @@ public struct DaemonConfiguration: Sendable, Equatable {
             catalogue = try Self.catalogue(String(decoding: data, as: UTF8.self), source: "catalogue-file \(value)")
         case "calibration": calibration = try number(-200...200)
         case "client-queue-kb": clientQueueBytes = Int(try number(1...65_536) * 1024)
+        case "unit":
+            try Self.checkUnit(value)
+            unit = value
+        case "spool":
+            guard !value.isEmpty else { throw Message(text: "spool is empty (leave it out for no spool)") }
+            spoolPath = value
+        case "spool-max-mb": spoolMaxMB = try number(0.1...1_000_000)
+        case "spool-max-days": spoolMaxDays = try number(0.01...36_500)
         default:
             throw Message(text: "unknown setting '\(key)'")
         }

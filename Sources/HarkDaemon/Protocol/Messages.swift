@@ -36,9 +36,31 @@ public enum Messages {
         public var clients: Int
         public var sessions: Int
         public var detail: String?
+        public var spool = SpoolStatus(state: "off")
     }
 
-    public static func status(_ s: Status, id: String? = nil) -> String {
+    /// The spool's part of a status message.
+    public struct SpoolStatus: Sendable, Equatable {
+        /// `off` (no spool configured), `ok`, or `error` (with ``error``).
+        public var state: String
+        public var error: String?
+        public var pending = 0
+        /// When the oldest undelivered record was made.
+        public var oldestPending: Date?
+        public var delivered = 0
+        public var lastDelivery: Date?
+        /// Undelivered records dropped past the spool's bound, ever.
+        public var dropped = 0
+        /// Records that could not be committed since harkd started.
+        public var failed = 0
+
+        public init(state: String, error: String? = nil) {
+            self.state = state
+            self.error = error
+        }
+    }
+
+    public static func status(_ s: Status, id: String? = nil, now: Date = Date()) -> String {
         var j = JSONLine()
         j.add("class", "status")
         if let id { j.add("id", id) }
@@ -52,13 +74,26 @@ public enum Messages {
         j.add("clients", s.clients)
         j.add("sessions", s.sessions)
         if let d = s.detail { j.add("detail", d) }
+        j.add("spool", s.spool.state)
+        if s.spool.state != "off" {
+            j.add("spoolPending", s.spool.pending)
+            j.add("spoolOldestAge", s.spool.oldestPending.map { max(0, now.timeIntervalSince($0)) }, decimals: 1)
+            j.add("spoolDelivered", s.spool.delivered)
+            j.add("spoolDropped", s.spool.dropped)
+            j.add("spoolFailed", s.spool.failed)
+        }
+        if let e = s.spool.error { j.add("spoolError", e) }
+        j.add("uplink", "off")
+        if let d = s.spool.lastDelivery { j.add("lastDelivery", UTCTime.iso8601(d)) }
         return j.line
     }
 
-    public static func shakeDetected(id: String?, payload: WatermarkPayload, after: Double, confidence: Double, score: Double) -> String {
+    public static func shakeDetected(id: String?, payload: WatermarkPayload, after: Double, confidence: Double, score: Double,
+                                     stamp: RecordStamp? = nil) -> String {
         var j = JSONLine()
         j.add("class", "shake")
         if let id { j.add("id", id) }
+        j.add(stamp: stamp)
         j.add("result", "detected")
         j.add("payload", payload.hex)
         j.add("after", after, decimals: 3)
@@ -68,10 +103,11 @@ public enum Messages {
     }
 
     /// No mark heard in `after` seconds; `warnings` say what audio was missing, if any.
-    public static func shakeNone(id: String?, after: Double, warnings: [String] = []) -> String {
+    public static func shakeNone(id: String?, after: Double, warnings: [String] = [], stamp: RecordStamp? = nil) -> String {
         var j = JSONLine()
         j.add("class", "shake")
         if let id { j.add("id", id) }
+        j.add(stamp: stamp)
         j.add("result", "none")
         j.add("after", after, decimals: 3)
         j.add("warnings", strings: warnings)
@@ -105,19 +141,21 @@ public enum Messages {
     }
 
     /// A noise report: a session's (with its `id`) or a continuous one (with its end time `t`).
-    public static func report(id: String?, t: Double?, device: String, report: ReportEvent) -> String {
+    public static func report(id: String?, t: Double?, device: String, report: ReportEvent, stamp: RecordStamp? = nil) -> String {
         var j = JSONLine()
         j.add("class", "report")
         if let id { j.add("id", id) }
+        j.add(stamp: stamp)
         if let t { j.add("t", t, decimals: 3) }
         j.add("device", device)
         j.addReportFields(report)
         return j.line
     }
 
-    public static func detection(_ d: WatermarkDetection, t: Double, start: Double) -> String {
+    public static func detection(_ d: WatermarkDetection, t: Double, start: Double, stamp: RecordStamp? = nil) -> String {
         var j = JSONLine()
         j.add("class", "detection")
+        j.add(stamp: stamp)
         j.add("payload", d.payload.hex)
         j.add("t", t, decimals: 3)
         j.add("start", start, decimals: 3)

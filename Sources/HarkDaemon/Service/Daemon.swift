@@ -1,4 +1,5 @@
 import Foundation
+import HarkSpool
 import HarkCapture
 import HarkEngine
 import Logging
@@ -85,6 +86,7 @@ public final class Daemon: Service, Sendable {
         probe.watermark = AnalysisPipeline.WatermarkSearch(key: c.watermarkKey, profile: c.watermarkProfile)
         _ = try AnalysisPipeline(probe)
         hub.configure(continuous: c.mode == .continuous, calibration: c.calibration, device: c.capture.device)
+        hub.recorder = makeRecorder(c)
         analysis.start()
         do {
             try await server.start(path: c.resolvedSocketPath, mode: c.socketMode, groupName: c.socketGroup,
@@ -158,7 +160,12 @@ public final class Daemon: Service, Sendable {
             || fresh.socketGroup != configuration.socketGroup {
             logger.warning("SIGHUP: socket settings change only on restart")
         }
+        let old = configuration
         current.withLock { $0 = fresh }
+        if fresh.spoolPath != old.spoolPath || fresh.spoolMaxMB != old.spoolMaxMB || fresh.spoolMaxDays != old.spoolMaxDays
+            || fresh.resolvedUnit != old.resolvedUnit {
+            hub.recorder = makeRecorder(fresh)
+        }
         hub.configure(continuous: fresh.mode == .continuous, calibration: fresh.calibration, device: fresh.capture.device)
         analysis.update(Self.analysisSettings(fresh))
         controller.reconfigure(settings: fresh.captureSettings, ringSeconds: fresh.ringSeconds)
@@ -167,9 +174,29 @@ public final class Daemon: Service, Sendable {
 
     private func status() -> Messages.Status {
         let s = controller.snapshot
-        return Messages.Status(state: s.state, device: configuration.capture.device, rate: s.rate, mode: configuration.mode.rawValue,
-                               uptime: Date().timeIntervalSince(started), overruns: s.overruns, dropped: s.dropped,
-                               clients: hub.clientCount, sessions: hub.sessionCount, detail: s.detail)
+        var status = Messages.Status(state: s.state, device: configuration.capture.device, rate: s.rate, mode: configuration.mode.rawValue,
+                                     uptime: Date().timeIntervalSince(started), overruns: s.overruns, dropped: s.dropped,
+                                     clients: hub.clientCount, sessions: hub.sessionCount, detail: s.detail)
+        status.spool = hub.recorder.status
+        return status
+    }
+
+    /// The recorder for `c`: its unit, and its spool opened. A spool that cannot be opened is
+    /// an error in the log and in `status`, not a reason to stop measuring; the file is left
+    /// as it is.
+    private func makeRecorder(_ c: DaemonConfiguration) -> Recorder {
+        let unit = c.resolvedUnit
+        guard let path = c.spoolPath else { return Recorder(unit: unit, spool: nil, logger: logger) }
+        let limits = Spool.Limits(maxBytes: Int(c.spoolMaxMB * 1_048_576), maxAge: c.spoolMaxDays * 86_400)
+        do {
+            let spool = try Spool(path: path, limits: limits) { [logger] message in logger.warning("\(message)") }
+            let s = spool.stats
+            logger.info("spool \(path): \(s.pending) record(s) to deliver, \(s.delivered) delivered; unit \(unit)")
+            return Recorder(unit: unit, spool: spool, logger: logger)
+        } catch {
+            logger.error("spool setting: \(error); records are not spooled until this is fixed (SIGHUP reloads)")
+            return Recorder(unit: unit, spool: nil, trouble: "\(error)", logger: logger)
+        }
     }
 
     private func statusLine(_ state: String) -> String {

@@ -48,6 +48,7 @@ public final class Hub: @unchecked Sendable {
         let client: Int
         let start: Double
         let seconds: Double
+        let wallStart = Date()
         let wallDeadline: Date
         var gaps = GapTally()
         var rate = 0.0
@@ -83,6 +84,8 @@ public final class Hub: @unchecked Sendable {
         var streamTime = 0.0
         /// For the log only: when each payload was last confirmed.
         var logged = AiringMemory(repeatInterval: Hub.rebroadcastInterval)
+        /// The stamp of each payload's current airing (its record in the spool).
+        var airingStamps: [WatermarkPayload: RecordStamp] = [:]
         var audioNeeded = false
         var continuous = false
         var calibration = 0.0
@@ -91,13 +94,36 @@ public final class Hub: @unchecked Sendable {
     }
 
     private let state = Locked(State())
+
+    /// A record made under the lock, committed to the spool and sent after it.
+    private struct Outgoing {
+        var client: Int
+        var kind: Recorder.Kind
+        var stamp: RecordStamp
+        var line: String
+    }
+
+    /// Commits each record, then sends it: nothing reaches a client that a crash could lose.
+    private func deliver(_ records: [Outgoing], recorder: Recorder) {
+        for r in records {
+            recorder.commit(r.kind, stamp: r.stamp, line: r.line)
+            send(r.line, to: r.client)
+        }
+    }
     private let logger: Logger
     private let hooks = Locked(Hooks())
     private struct Hooks {
+        var recorder = Recorder.unspooled()
         var onAudioNeed: @Sendable (Bool) -> Void = { _ in }
         var statusProvider: @Sendable () -> Messages.Status = {
             Messages.Status(state: "idle", device: "", rate: nil, mode: "", uptime: 0, overruns: 0, dropped: 0, clients: 0, sessions: 0)
         }
+    }
+    /// Stamps every report, detection and shake result and commits it to the spool before it
+    /// is sent.
+    var recorder: Recorder {
+        get { hooks.withLock { $0.recorder } }
+        set { hooks.withLock { $0.recorder = newValue } }
     }
     /// Told whenever the microphone becomes needed or not (on-demand mode).
     var onAudioNeed: @Sendable (Bool) -> Void {
@@ -258,7 +284,8 @@ public final class Hub: @unchecked Sendable {
     func feed(_ samples: UnsafeBufferPointer<Float>, rate: Double, streamTime: Double) {
         let (sessions, calibration, device) = state.withLock { s in (s.noises, s.calibration, s.device) }
         guard !sessions.isEmpty else { return }
-        var finished: [(Noise, String)] = []
+        let recorder = self.recorder
+        var finished: [(Noise, Outgoing)] = []
         var levels: [(Int, String)] = []
         for n in sessions {
             if n.pipeline == nil || n.rate != rate {
@@ -292,27 +319,31 @@ public final class Hub: @unchecked Sendable {
             if n.framesDone >= n.framesWanted {
                 try? pipeline.finish(emit: forward)
                 if let m = measurement {
-                    finished.append((n, report(for: n, measurement: m, device: device, warnings: n.gaps.warnings(rate: rate))))
+                    finished.append((n, report(for: n, measurement: m, device: device, warnings: n.gaps.warnings(rate: rate),
+                                               recorder: recorder, now: Date())))
                 }
             }
         }
-        let answered = state.withLock { s -> [(Noise, String)] in
+        let answered = state.withLock { s -> [(Noise, Outgoing)] in
             let live = finished.filter { f in s.noises.contains { $0 === f.0 } }
             s.noises.removeAll { n in finished.contains { $0.0 === n } }
             return live
         }
         for (client, line) in levels { send(line, to: client) }
-        for (n, line) in answered { send(line, to: n.client) }
+        deliver(answered.map(\.1), recorder: recorder)
         if !answered.isEmpty {
             updateAudioNeed()
             closeFinishedConnections()
         }
     }
 
-    private func report(for n: Noise, measurement m: AnalysisPipeline.Measurement, device: String, warnings: [String]) -> String {
+    private func report(for n: Noise, measurement m: AnalysisPipeline.Measurement, device: String, warnings: [String],
+                        recorder: Recorder, now: Date) -> Outgoing {
         let event = ReportEvent(source: device, measurement: m, calibration: n.pipeline?.settings.calibration ?? 0,
                                 sampleRate: Int(n.rate), channels: 1, channelUse: "mono", format: "live capture", warnings: warnings)
-        return Messages.report(id: n.id, t: nil, device: device, report: event)
+        let stamp = recorder.stamp(start: now.addingTimeInterval(-m.meter.duration), end: now)
+        return Outgoing(client: n.client, kind: .report, stamp: stamp,
+                        line: Messages.report(id: n.id, t: nil, device: device, report: event, stamp: stamp))
     }
 
     /// Captured samples that were not finite at the current point: every session in flight
@@ -336,29 +367,41 @@ public final class Hub: @unchecked Sendable {
     }
 
     /// A verified watermark; `time` and `start` in audio seconds.
-    func detection(_ d: WatermarkDetection, time: Double, start: Double) {
-        var answers: [(Int, String)] = []
+    ///
+    /// Each airing is one record (spooled once, with one `rid`): a watcher that joins during an
+    /// airing is sent the confirmation at hand under that airing's stamp.
+    func detection(_ d: WatermarkDetection, time: Double, start: Double, now: Date = Date()) {
+        let recorder = self.recorder
+        var answers: [Outgoing] = []
         var watchers: [ClientConnection] = []
-        let logIt = state.withLock { s -> Bool in
+        let airing = state.withLock { s -> (stamp: RecordStamp, news: Bool) in
             s.shakes.removeAll { shake in
                 guard time >= shake.start else { return false }
-                answers.append((shake.client, Messages.shakeDetected(id: shake.id, payload: d.payload, after: time - shake.start,
-                                                                     confidence: d.confidence, score: d.score)))
+                let stamp = recorder.stamp(start: shake.wallStart, end: now)
+                answers.append(Outgoing(client: shake.client, kind: .shake, stamp: stamp,
+                                        line: Messages.shakeDetected(id: shake.id, payload: d.payload, after: time - shake.start,
+                                                                     confidence: d.confidence, score: d.score, stamp: stamp)))
                 return true
             }
             let windowStart = time - (d.time - d.windowStart)
+            let news = s.logged.isNews(d.payload, time: time, windowStart: windowStart)
+            if news || s.airingStamps[d.payload] == nil {
+                if s.airingStamps.count > 64 { s.airingStamps = [:] }
+                s.airingStamps[d.payload] = recorder.stamp(start: now.addingTimeInterval(-(time - start)), end: now)
+            }
             for (id, var c) in s.clients where c.watching.contains(.detection) {
                 if c.airings.isNews(d.payload, time: time, windowStart: windowStart) { watchers.append(c.connection) }
                 s.clients[id] = c
             }
-            return s.logged.isNews(d.payload, time: time, windowStart: windowStart)
+            return (s.airingStamps[d.payload]!, news)
         }
-        for (client, line) in answers { send(line, to: client) }
-        if logIt { logger.info("watermark \(d.payload.hex) detected (score \(String(format: "%.1f", d.score)))") }
-        if !watchers.isEmpty {
-            let line = Messages.detection(d, t: time, start: start)
-            for c in watchers { c.send(line) }
+        let line = Messages.detection(d, t: time, start: start, stamp: airing.stamp)
+        if airing.news {
+            logger.info("watermark \(d.payload.hex) detected (score \(String(format: "%.1f", d.score)))")
+            recorder.commit(.detection, stamp: airing.stamp, line: line)
         }
+        deliver(answers, recorder: recorder)
+        for c in watchers { c.send(line) }
         if !answers.isEmpty { closeFinishedConnections() }
         if !answers.isEmpty { updateAudioNeed() }
     }
@@ -367,8 +410,12 @@ public final class Hub: @unchecked Sendable {
         broadcast(Messages.level(t: time, levels: levels), to: .level)
     }
 
-    func report(_ event: ReportEvent, time: Double) {
-        broadcast(Messages.report(id: nil, t: time, device: event.source, report: event), to: .report)
+    func report(_ event: ReportEvent, time: Double, now: Date = Date()) {
+        let recorder = self.recorder
+        let stamp = recorder.stamp(start: now.addingTimeInterval(-event.meter.duration), end: now)
+        let line = Messages.report(id: nil, t: time, device: event.source, report: event, stamp: stamp)
+        recorder.commit(.report, stamp: stamp, line: line)
+        broadcast(line, to: .report)
     }
 
     func statusChanged() {
@@ -379,6 +426,8 @@ public final class Hub: @unchecked Sendable {
     /// all by its wall-clock deadline ends with an `error` naming the device and what the
     /// capture last reported: not "none", not an empty report.
     func tick(streamTime: Double, now: Date = Date()) {
+        let recorder = self.recorder
+        var records: [Outgoing] = []
         var answers: [(Int, String)] = []
         var unheard: [(client: Int, id: String?, what: String)] = []
         let device = state.withLock { s -> String in
@@ -394,7 +443,9 @@ public final class Hub: @unchecked Sendable {
                 if heard < shake.seconds {
                     warnings.append(String(format: "audio stopped coming (capture device lost?): heard %.2f s of %.2f s", heard, shake.seconds))
                 }
-                answers.append((shake.client, Messages.shakeNone(id: shake.id, after: min(heard, shake.seconds), warnings: warnings)))
+                let stamp = recorder.stamp(start: shake.wallStart, end: now)
+                records.append(Outgoing(client: shake.client, kind: .shake, stamp: stamp,
+                                        line: Messages.shakeNone(id: shake.id, after: min(heard, shake.seconds), warnings: warnings, stamp: stamp)))
                 return true
             }
             s.noises.removeAll { n in
@@ -408,7 +459,8 @@ public final class Hub: @unchecked Sendable {
                 var measurement: AnalysisPipeline.Measurement?
                 try? n.pipeline?.finish { if case .report(let m) = $0 { measurement = m } }
                 if let m = measurement {
-                    answers.append((n.client, report(for: n, measurement: m, device: s.device, warnings: n.gaps.warnings(rate: n.rate) + [warning])))
+                    records.append(report(for: n, measurement: m, device: s.device, warnings: n.gaps.warnings(rate: n.rate) + [warning],
+                                          recorder: recorder, now: now))
                 }
                 return true
             }
@@ -422,8 +474,9 @@ public final class Hub: @unchecked Sendable {
             }
             logger.error("a \(unheard[0].what) got no audio from capture device '\(device)'\(why)")
         }
+        deliver(records, recorder: recorder)
         for (client, line) in answers { send(line, to: client) }
-        if !answers.isEmpty {
+        if !answers.isEmpty || !records.isEmpty {
             updateAudioNeed()
             closeFinishedConnections()
         }

@@ -64,6 +64,16 @@ struct Status: ParsableCommand {
         line += ", \(s["overruns"] as? Int ?? 0) overrun(s), \(s["dropped"] as? Int ?? 0) frames dropped"
         if let detail = s["detail"] as? String { line += " (\(detail))" }
         try LineWriter.standardOutput.write(line: line)
+        var spool = "spool \(s["spool"] as? String ?? "?")"
+        if let pending = s["spoolPending"] as? Int {
+            spool += ": \(pending) to deliver"
+            if let age = s["spoolOldestAge"] as? Double { spool += String(format: " (oldest %.0f s old)", age) }
+            spool += ", \(s["spoolDelivered"] as? Int ?? 0) delivered, \(s["spoolDropped"] as? Int ?? 0) dropped past the bound"
+        }
+        if let error = s["spoolError"] as? String { spool += " (\(error))" }
+        spool += "; uplink \(s["uplink"] as? String ?? "?")"
+        if let last = s["lastDelivery"] as? String { spool += ", last delivery \(last)" }
+        try LineWriter.standardOutput.write(line: spool)
     }
 }
 
