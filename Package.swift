@@ -3,13 +3,15 @@ import PackageDescription
 
 // Layering (data flows one way: source → frames → analysers → events → sinks):
 //   CFFTW, CSndFile,     thin system-library targets, C headers only
-//   CSQLite, CALSA                (CALSAShim: the few lines of C that ALSA's variadic log handler needs)
+//   CSQLite, CMosquitto,
+//   CALSA                (CALSAShim: the few lines of C that ALSA's variadic log handler needs)
 //   HarkFFT              owns FFTW plans and buffers
 //   HarkSoundFile        owns libsndfile handles; audio files in and out
 //   HarkDSP              the DSP core: frames, filters, meter, bands, signal synthesis.
 //                        Knows nothing of files, sockets or ALSA.
 //   HarkCapture          owns ALSA PCM handles; the capture thread and its ring buffer
 //   HarkSpool            owns the SQLite connection: the durable queue of records to deliver
+//   HarkMQTT             owns the libmosquitto client handle: the uplink's transport
 //   HarkEngine           wires a source through the analysers into events and sinks
 //   HarkDaemon           harkd's service: sessions, the JSON-lines socket protocol (SwiftNIO),
 //                        configuration, systemd integration
@@ -47,11 +49,15 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CMosquitto", pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]),
         .target(name: "CALSAShim", dependencies: ["CALSA"]),
         .target(name: "HarkCapture", dependencies: ["CALSA", "CALSAShim"]),
         .target(name: "HarkFFT", dependencies: ["CFFTW"]),
         .target(name: "HarkSoundFile", dependencies: ["CSndFile"]),
         .target(name: "HarkSpool", dependencies: ["CSQLite"]),
+        .target(name: "HarkMQTT", dependencies: ["CMosquitto"]),
         // Optimised in debug builds too: unoptimised, the watermark detector's vector code runs
         // at about 2.5x real time (190x optimised), too slow for harkd to keep up with the
         // 2x-real-time capture the daemon tests feed it (the tests build everything in debug).
@@ -61,7 +67,7 @@ let package = Package(
         .target(
             name: "HarkDaemon",
             dependencies: [
-                "HarkEngine", "HarkDSP", "HarkCapture", "HarkClient", "HarkSpool",
+                "HarkEngine", "HarkDSP", "HarkCapture", "HarkClient", "HarkSpool", "HarkMQTT",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

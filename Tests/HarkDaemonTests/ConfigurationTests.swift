@@ -46,6 +46,37 @@ import Testing
         }
     }
 
+    @Test func mqttURLsAndSettings() throws {
+        var c = DaemonConfiguration()
+        try c.apply(file: """
+            mqtt-keepalive = 20
+            mqtt-url = mqtts://fleet:p%40ss@broker.example.net
+            mqtt-ca = /etc/hark/ca.crt
+            mqtt-client-id = coach-12
+            """, source: "harkd.conf")
+        let u = try #require(c.uplink)
+        #expect(u.host == "broker.example.net" && u.port == 8883 && u.tls && u.username == "fleet" && u.password == "p@ss")
+        #expect(u.caFile == "/etc/hark/ca.crt" && u.clientID == "coach-12" && u.keepalive == 20)
+        for (url, host, port, tls) in [("mqtt://10.0.0.2", "10.0.0.2", 1883, false), ("mqtt://h:1884/", "h", 1884, false),
+                                       ("mqtts://[::1]:9000", "::1", 9000, true)] {
+            var d = DaemonConfiguration()
+            try d.apply(file: "mqtt-url = \(url)", source: "f")
+            #expect(d.uplink?.host == host && d.uplink?.port == port && d.uplink?.tls == tls, "\(url)")
+        }
+        for bad in ["http://h", "mqtt://", "mqtt://h:0", "mqtt://h:99999", "mqtt://h:x", "mqtt://h/topic", "mqtt://@h",
+                    "mqtt://[::1", "mqtt-keepalive = 1", "mqtt-max-rate = 0"] {
+            var d = DaemonConfiguration()
+            let line = bad.contains("=") ? bad : "mqtt-url = \(bad)"
+            #expect(throws: DaemonConfiguration.ParseError.self, "\(bad)") { try d.apply(file: line, source: "f") }
+        }
+        do {
+            var d = DaemonConfiguration()
+            try d.apply(file: "mqtt-url = ftp://x", source: "harkd.conf")
+        } catch {
+            #expect(error.description == "harkd.conf:1: mqtt-url must be mqtt://host[:port] or mqtts://host[:port] (unknown scheme), not 'ftp://x'")
+        }
+    }
+
     @Test func errorsNameTheLine() {
         var c = DaemonConfiguration()
         #expect(throws: DaemonConfiguration.ParseError(source: "f", line: 2, message: "mode must be on-demand or continuous, not 'always'")) {

@@ -48,6 +48,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var spoolPath: String?
     public var spoolMaxMB = 64.0
     public var spoolMaxDays = 30.0
+    /// The MQTT uplink (nil: off).
+    public var uplink: UplinkSettings?
 
     /// ``unit``, or `/etc/machine-id`, or the host name.
     public var resolvedUnit: String {
@@ -176,6 +178,16 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case "spool":
             guard !value.isEmpty else { throw Message(text: "spool is empty (leave it out for no spool)") }
             spoolPath = value
+        case "mqtt-url":
+            var u = uplink ?? UplinkSettings(host: "", port: 0)
+            try u.apply(url: value)
+            uplink = u
+        case "mqtt-client-id", "mqtt-username", "mqtt-password", "mqtt-password-file", "mqtt-ca", "mqtt-cert", "mqtt-key",
+             "mqtt-keepalive", "mqtt-max-rate":
+            // Kept until mqtt-url says where: the order of lines in the file does not matter.
+            var u = uplink ?? UplinkSettings(host: "", port: 0)
+            try u.set(key, value)
+            uplink = u
         case "spool-max-mb": spoolMaxMB = try number(0.1...1_000_000)
         case "spool-max-days": spoolMaxDays = try number(0.01...36_500)
         default:
@@ -197,3 +209,100 @@ public struct DaemonConfiguration: Sendable, Equatable {
         do { try set(key, value) } catch { throw ParseError(source: "--\(key)", line: 0, message: error.text) }
     }
 }
+
+/// Where and how harkd publishes its records: an MQTT broker (docs/daemon.md, "Delivery").
+public struct UplinkSettings: Sendable, Equatable {
+    public var host: String
+    public var port: Int
+    public var tls = false
+    /// nil: `hark-<unit>`.
+    public var clientID: String?
+    public var username: String?
+    public var password: String?
+    public var caFile: String?
+    public var certFile: String?
+    public var keyFile: String?
+    public var keepalive = 30
+    /// Records published per second at most while a backlog drains.
+    public var maxRate = 5_000.0
+
+    public init(host: String, port: Int) {
+        (self.host, self.port) = (host, port)
+    }
+
+    /// `mqtt://[user[:password]@]host[:port]` (1883) or `mqtts://…` (TLS, 8883).
+    mutating func apply(url: String) throws(DaemonConfiguration.Message) {
+        func bad(_ why: String) -> DaemonConfiguration.Message {
+            DaemonConfiguration.Message(text: "mqtt-url must be mqtt://host[:port] or mqtts://host[:port] (\(why)), not '\(url)'")
+        }
+        let scheme: String, rest: Substring
+        if url.hasPrefix("mqtt://") { (scheme, rest) = ("mqtt", url.dropFirst(7)) }
+        else if url.hasPrefix("mqtts://") { (scheme, rest) = ("mqtts", url.dropFirst(8)) }
+        else { throw bad("unknown scheme") }
+        var authority = rest
+        if let slash = authority.firstIndex(of: "/") {
+            guard authority[slash...].allSatisfy({ $0 == "/" }) else { throw bad("no path is allowed") }
+            authority = authority[..<slash]
+        }
+        if let at = authority.lastIndex(of: "@") {
+            let credentials = authority[..<at]
+            authority = authority[authority.index(after: at)...]
+            let parts = credentials.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let user = parts.first, !user.isEmpty else { throw bad("empty user name") }
+            username = String(user).removingPercentEncoding ?? String(user)
+            if parts.count == 2 { password = String(parts[1]).removingPercentEncoding ?? String(parts[1]) }
+        }
+        var hostPart = authority, portPart: Substring?
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { throw bad("unclosed IPv6 address") }
+            hostPart = authority[authority.index(after: authority.startIndex)..<close]
+            let after = authority[authority.index(after: close)...]
+            if !after.isEmpty {
+                guard after.first == ":" else { throw bad("junk after the address") }
+                portPart = after.dropFirst()
+            }
+        } else if let colon = authority.lastIndex(of: ":") {
+            hostPart = authority[..<colon]
+            portPart = authority[authority.index(after: colon)...]
+        }
+        guard !hostPart.isEmpty, !hostPart.contains(where: { $0 == " " || $0 == "/" }) else { throw bad("no host") }
+        tls = scheme == "mqtts"
+        port = tls ? 8883 : 1883
+        if let portPart {
+            guard let p = Int(portPart), (1...65_535).contains(p) else { throw bad("port must be 1 to 65535") }
+            port = p
+        }
+        host = String(hostPart)
+    }
+
+    mutating func set(_ key: String, _ value: String) throws(DaemonConfiguration.Message) {
+        func file(_ setting: String) throws(DaemonConfiguration.Message) -> String {
+            guard !value.isEmpty else { throw DaemonConfiguration.Message(text: "\(setting) is empty") }
+            return value
+        }
+        switch key {
+        case "mqtt-client-id":
+            guard !value.isEmpty, value.utf8.count <= 23 * 8 else { throw DaemonConfiguration.Message(text: "mqtt-client-id must be 1 to 184 bytes") }
+            clientID = value
+        case "mqtt-username": username = value
+        case "mqtt-password": password = value
+        case "mqtt-password-file":
+            do {
+                password = try KeyFile.readText(value)
+            } catch {
+                throw DaemonConfiguration.Message(text: "mqtt-password-file \(value): \(error)")
+            }
+        case "mqtt-ca": caFile = try file(key)
+        case "mqtt-cert": certFile = try file(key)
+        case "mqtt-key": keyFile = try file(key)
+        case "mqtt-keepalive":
+            guard let k = Int(value), (5...3_600).contains(k) else { throw DaemonConfiguration.Message(text: "mqtt-keepalive must be 5 to 3600 s, not '\(value)'") }
+            keepalive = k
+        case "mqtt-max-rate":
+            guard let r = Double(value), r >= 1, r <= 1_000_000 else { throw DaemonConfiguration.Message(text: "mqtt-max-rate must be 1 to 1000000 records/s, not '\(value)'") }
+            maxRate = r
+        default: break
+        }
+    }
+}
+

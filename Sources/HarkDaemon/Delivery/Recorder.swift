@@ -16,14 +16,17 @@ public final class Recorder: Sendable {
 
     public let unit: String
     public let spool: Spool?
+    /// Publishes the spool to a broker (nil: no uplink configured).
+    public let uplink: Uplink?
     /// Why the configured spool is not in use, or its last write failed (nil: all is well).
     private let trouble: Locked<String?>
     private let failed = Locked(0)
     private let logger: Logger
 
-    public init(unit: String, spool: Spool?, trouble: String? = nil, logger: Logger) {
+    public init(unit: String, spool: Spool?, uplink: Uplink? = nil, trouble: String? = nil, logger: Logger) {
         self.unit = unit
         self.spool = spool
+        self.uplink = uplink
         self.trouble = Locked(trouble)
         self.logger = logger
     }
@@ -68,6 +71,10 @@ public final class Recorder: Sendable {
         status.lastDelivery = s.lastDelivery.map { Date(timeIntervalSince1970: Double($0) / 1000) }
         status.dropped = s.droppedUndelivered
         status.failed = failed.withLock { $0 }
+        if let u = uplink?.status {
+            status.uplink = u.state
+            status.uplinkDetail = u.detail
+        }
         return status
     }
 }

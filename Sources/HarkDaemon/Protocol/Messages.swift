@@ -53,6 +53,9 @@ public enum Messages {
         public var dropped = 0
         /// Records that could not be committed since harkd started.
         public var failed = 0
+        /// The uplink: `off`, `connecting`, `connected`, `disconnected`, `refused` or `error`.
+        public var uplink = "off"
+        public var uplinkDetail: String?
 
         public init(state: String, error: String? = nil) {
             self.state = state
@@ -83,7 +86,8 @@ public enum Messages {
             j.add("spoolFailed", s.spool.failed)
         }
         if let e = s.spool.error { j.add("spoolError", e) }
-        j.add("uplink", "off")
+        j.add("uplink", s.spool.uplink)
+        if let d = s.spool.uplinkDetail { j.add("uplinkDetail", d) }
         if let d = s.spool.lastDelivery { j.add("lastDelivery", UTCTime.iso8601(d)) }
         return j.line
     }

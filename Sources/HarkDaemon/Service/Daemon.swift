@@ -132,6 +132,7 @@ public final class Daemon: Service, Sendable {
         for c in hub.connections { c.disconnect(reason: "shutting down") }
         await server.stop()
         analysis.stop()
+        hub.recorder.uplink?.stop()
         controller.shutdown()
         try? await group.shutdownGracefully()
         logger.info("stopped")
@@ -163,7 +164,9 @@ public final class Daemon: Service, Sendable {
         let old = configuration
         current.withLock { $0 = fresh }
         if fresh.spoolPath != old.spoolPath || fresh.spoolMaxMB != old.spoolMaxMB || fresh.spoolMaxDays != old.spoolMaxDays
-            || fresh.resolvedUnit != old.resolvedUnit {
+            || fresh.resolvedUnit != old.resolvedUnit || fresh.uplink != old.uplink {
+            // The old spool closes when the last record in flight through it is done.
+            hub.recorder.uplink?.stop()
             hub.recorder = makeRecorder(fresh)
         }
         hub.configure(continuous: fresh.mode == .continuous, calibration: fresh.calibration, device: fresh.capture.device)
@@ -186,13 +189,29 @@ public final class Daemon: Service, Sendable {
     /// as it is.
     private func makeRecorder(_ c: DaemonConfiguration) -> Recorder {
         let unit = c.resolvedUnit
-        guard let path = c.spoolPath else { return Recorder(unit: unit, spool: nil, logger: logger) }
+        guard let path = c.spoolPath else {
+            if c.uplink != nil {
+                let why = "mqtt-url needs a spool: the uplink publishes what the spool holds (set spool = PATH)"
+                logger.error("\(why)")
+                return Recorder(unit: unit, spool: nil, trouble: why, logger: logger)
+            }
+            return Recorder(unit: unit, spool: nil, logger: logger)
+        }
         let limits = Spool.Limits(maxBytes: Int(c.spoolMaxMB * 1_048_576), maxAge: c.spoolMaxDays * 86_400)
         do {
             let spool = try Spool(path: path, limits: limits) { [logger] message in logger.warning("\(message)") }
             let s = spool.stats
             logger.info("spool \(path): \(s.pending) record(s) to deliver, \(s.delivered) delivered; unit \(unit)")
-            return Recorder(unit: unit, spool: spool, logger: logger)
+            var uplink: Uplink?
+            if let settings = c.uplink {
+                if settings.host.isEmpty {
+                    logger.error("mqtt settings without mqtt-url: the uplink is off")
+                } else {
+                    uplink = Uplink(settings: settings, spool: spool, unit: unit, logger: logger)
+                    uplink?.start()
+                }
+            }
+            return Recorder(unit: unit, spool: spool, uplink: uplink, logger: logger)
         } catch {
             logger.error("spool setting: \(error); records are not spooled until this is fixed (SIGHUP reloads)")
             return Recorder(unit: unit, spool: nil, trouble: "\(error)", logger: logger)

@@ -1,7 +1,8 @@
 import Foundation
 import HarkDSP
 
-/// Reads a watermark key from a file, for `hark --key-file` and harkd's `key-file` setting alike.
+/// Reads a watermark key from a file, for `hark --key-file` and harkd's `key-file` setting alike
+/// (and harkd's `mqtt-password-file`).
 ///
 /// The key is the file's bytes, less **one** trailing line ending (`\n` or `\r\n`): a key
 /// written with `echo secret > key` or an editor is then the same key as `--key secret`. A
@@ -23,6 +24,15 @@ public enum KeyFile {
     }
 
     public static func read(_ path: String) throws(Failure) -> WatermarkKey {
+        WatermarkKey(bytes: try bytes(path))
+    }
+
+    /// A secret that is text (a broker password), read by the same rule.
+    public static func readText(_ path: String) throws(Failure) -> String {
+        String(decoding: try bytes(path), as: UTF8.self)
+    }
+
+    private static func bytes(_ path: String) throws(Failure) -> [UInt8] {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw FileManager.default.fileExists(atPath: path) ? .unreadable(path) : .missing(path)
         }
@@ -32,6 +42,6 @@ public enum KeyFile {
             if bytes.last == 0x0D { bytes.removeLast() }
         }
         guard !bytes.isEmpty else { throw .empty(path) }
-        return WatermarkKey(bytes: bytes)
+        return bytes
     }
 }

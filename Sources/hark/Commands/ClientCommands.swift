@@ -72,6 +72,7 @@ struct Status: ParsableCommand {
         }
         if let error = s["spoolError"] as? String { spool += " (\(error))" }
         spool += "; uplink \(s["uplink"] as? String ?? "?")"
+        if let detail = s["uplinkDetail"] as? String { spool += " (\(detail))" }
         if let last = s["lastDelivery"] as? String { spool += ", last delivery \(last)" }
         try LineWriter.standardOutput.write(line: spool)
     }
