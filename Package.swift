@@ -29,6 +29,7 @@ let package = Package(
         .library(name: "HarkDSP", targets: ["HarkDSP"]),
         .library(name: "HarkEngine", targets: ["HarkEngine"]),
         .library(name: "HarkClient", targets: ["HarkClient"]),
+        .library(name: "HarkSpool", targets: ["HarkSpool"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

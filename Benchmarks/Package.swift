@@ -17,8 +17,12 @@ let package = Package(
                 .product(name: "HarkDSP", package: harkIdentity),
                 .product(name: "HarkEngine", package: harkIdentity),
             ]),
+        .target(name: "BenchSupport"),
+        .executableTarget(
+            name: "delivery-bench",
+            dependencies: ["BenchSupport", .product(name: "HarkSpool", package: harkIdentity)]),
         .executableTarget(
             name: "harkd-bench",
-            dependencies: [.product(name: "HarkClient", package: harkIdentity)]),
+            dependencies: ["BenchSupport", .product(name: "HarkClient", package: harkIdentity)]),
     ]
 )

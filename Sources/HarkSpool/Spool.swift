@@ -107,6 +107,7 @@ public final class Spool: @unchecked Sendable {
                             body TEXT NOT NULL,
                             delivered INTEGER);
                         CREATE INDEX IF NOT EXISTS records_by_delivery ON records (delivered, seq);
+                        CREATE INDEX IF NOT EXISTS records_by_age ON records (created);
                         CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
                         PRAGMA user_version = \(Self.schemaVersion);
                         COMMIT;
@@ -125,7 +126,7 @@ public final class Spool: @unchecked Sendable {
             throw .cannotOpen(path, "\(error)")
         }
         database = db
-        if !readOnly { try refreshStats() }
+        try refreshStats()
     }
 
     /// The figures for status messages, as of the last change (never waits on the disk).
@@ -134,10 +135,11 @@ public final class Spool: @unchecked Sendable {
     /// Commits `record` (its `seq` is ignored and assigned), then applies the bounds. When this
     /// returns the record is on disk.
     public func commit(_ record: Record) throws(SpoolError) {
-        try write { db in
+        try write { db, change in
             try db.query("INSERT INTO records (rid, kind, created, body) VALUES (?, ?, ?, ?)",
                          [.text(record.rid), .text(record.kind), .integer(record.created), .text(record.body)])
-            try enforceLimits(db, now: record.created)
+            change.pending += 1
+            try enforceLimits(db, now: record.created, change: &change)
         }
     }
 
@@ -149,6 +151,24 @@ public final class Spool: @unchecked Sendable {
                 return nil
             }.joined(separator: "; ")
         }
+    }
+
+    /// Commits many records in one transaction (an import; harkd commits one at a time).
+    public func commitAll(_ records: [Record]) throws(SpoolError) {
+        guard let last = records.last else { return }
+        try write { db, change in
+            for record in records {
+                try db.query("INSERT INTO records (rid, kind, created, body) VALUES (?, ?, ?, ?)",
+                             [.text(record.rid), .text(record.kind), .integer(record.created), .text(record.body)])
+            }
+            change.pending += records.count
+            try enforceLimits(db, now: last.created, change: &change)
+        }
+    }
+
+    /// Reads the figures of ``stats`` again from the file (another process may write it).
+    public func reload() throws(SpoolError) {
+        try refreshStats()
     }
 
     /// Undelivered records, oldest first, after `seq`.
@@ -175,10 +195,16 @@ public final class Spool: @unchecked Sendable {
     /// Marks records delivered (the broker acknowledged them) at `time` (ms since 1970 UTC).
     public func markDelivered(_ seqs: [Int64], at time: Int64) throws(SpoolError) {
         guard !seqs.isEmpty else { return }
-        try write { db in
+        try write { db, change in
             for seq in seqs {
                 try db.query("UPDATE records SET delivered = ? WHERE seq = ? AND delivered IS NULL", [.integer(time), .integer(seq)])
+                change.pending -= db.changes
+                change.delivered += db.changes
             }
+            // Kept apart from the rows, which the bounds may evict.
+            try db.query("INSERT INTO counters (name, value) VALUES ('last-delivery', ?) ON CONFLICT(name) DO UPDATE SET value = max(value, excluded.value)",
+                         [.integer(time)])
+            change.lastDelivery = time
         }
     }
 
@@ -200,23 +226,44 @@ public final class Spool: @unchecked Sendable {
         }
     }
 
-    private func write(_ body: (SQLiteDatabase) throws -> Void) throws(SpoolError) {
+    /// What a write did to the counts of ``stats``: kept up to date from it rather than
+    /// counted again, which would cost a pass over the table at every commit.
+    private struct Change {
+        var pending = 0, delivered = 0, dropped = 0
+        var lastDelivery: Int64?
+    }
+
+    private func write(_ body: (SQLiteDatabase, inout Change) throws -> Void) throws(SpoolError) {
         do {
-            try databaseLock.withLock {
+            let (change, oldest, bytes) = try databaseLock.withLock { () -> (Change, Int64?, Int) in
                 let db = database
+                var change = Change()
                 try db.execute("BEGIN IMMEDIATE")
                 do {
-                    try body(db)
+                    try body(db, &change)
                     try db.execute("COMMIT")
                 } catch {
                     try? db.execute("ROLLBACK")
                     throw error
                 }
+                return (change, try oldestPending(db), Int(try usedBytes(db)))
+            }
+            statsLock.withLock {
+                cachedStats.pending += change.pending
+                cachedStats.delivered += change.delivered
+                cachedStats.droppedUndelivered += change.dropped
+                cachedStats.lastDelivery = change.lastDelivery ?? cachedStats.lastDelivery
+                cachedStats.oldestPending = oldest
+                cachedStats.bytes = bytes
             }
         } catch {
             throw Self.spoolError(error, path: path)
         }
-        try refreshStats()
+    }
+
+    /// Through the delivery index: the first pending row in order of commitment.
+    private func oldestPending(_ db: SQLiteDatabase) throws -> Int64? {
+        try db.integer("SELECT created FROM records WHERE delivered IS NULL ORDER BY seq LIMIT 1")
     }
 
     private static func spoolError(_ error: Error, path: String) -> SpoolError {
@@ -231,9 +278,9 @@ public final class Spool: @unchecked Sendable {
         let s: Stats = try read { db in
             var s = Stats()
             s.pending = Int(try db.integer("SELECT count(*) FROM records WHERE delivered IS NULL") ?? 0)
-            s.oldestPending = try db.integer("SELECT min(created) FROM records WHERE delivered IS NULL")
+            s.oldestPending = try oldestPending(db)
             s.delivered = Int(try db.integer("SELECT count(*) FROM records WHERE delivered IS NOT NULL") ?? 0)
-            s.lastDelivery = try db.integer("SELECT max(delivered) FROM records")
+            s.lastDelivery = try db.integer("SELECT value FROM counters WHERE name = 'last-delivery'")
             s.droppedUndelivered = Int(try db.integer("SELECT value FROM counters WHERE name = 'dropped-undelivered'") ?? 0)
             s.bytes = Int(try usedBytes(db))
             return s
@@ -252,15 +299,17 @@ public final class Spool: @unchecked Sendable {
 
     /// Past the age bound, records go (undelivered ones counted); past the size bound, the
     /// oldest delivered go first, then the oldest undelivered, counted.
-    private func enforceLimits(_ db: SQLiteDatabase, now: Int64) throws {
+    private func enforceLimits(_ db: SQLiteDatabase, now: Int64, change: inout Change) throws {
         let cutoff = now - Int64(limits.maxAge * 1000)
-        try db.query("DELETE FROM records WHERE delivered IS NOT NULL AND created < ?", [.integer(cutoff)])
-        try db.query("DELETE FROM records WHERE delivered IS NULL AND created < ?", [.integer(cutoff)])
+        try db.query("DELETE FROM records WHERE created < ? AND delivered IS NOT NULL", [.integer(cutoff)])
+        change.delivered -= db.changes
+        try db.query("DELETE FROM records WHERE created < ? AND delivered IS NULL", [.integer(cutoff)])
         var dropped = db.changes
         if dropped > 0 { log("spool \(path): \(dropped) undelivered record(s) older than \(Int(limits.maxAge / 86_400)) days dropped") }
         var evictedDelivered = 0, evictedPending = 0
         while try usedBytes(db) > Int64(limits.maxBytes) {
-            try db.query("DELETE FROM records WHERE seq IN (SELECT seq FROM records WHERE delivered IS NOT NULL ORDER BY seq LIMIT 32)")
+            // In delivery order, which the delivery index holds: the oldest delivered first.
+            try db.query("DELETE FROM records WHERE seq IN (SELECT seq FROM records WHERE delivered IS NOT NULL ORDER BY delivered, seq LIMIT 32)")
             if db.changes > 0 { evictedDelivered += db.changes; continue }
             // Never the record just committed: a spool too small for one record keeps that one.
             try db.query("DELETE FROM records WHERE seq IN (SELECT seq FROM records WHERE delivered IS NULL AND seq < (SELECT max(seq) FROM records) ORDER BY seq LIMIT 8)")
@@ -271,11 +320,13 @@ public final class Spool: @unchecked Sendable {
             log("spool \(path) is full (\(limits.maxBytes / 1024) KB): \(evictedPending) undelivered record(s) dropped, oldest first")
         }
         dropped += evictedPending
+        change.pending -= dropped
+        change.delivered -= evictedDelivered
+        change.dropped += dropped
         if dropped > 0 {
             try db.query("INSERT INTO counters (name, value) VALUES ('dropped-undelivered', ?) ON CONFLICT(name) DO UPDATE SET value = value + excluded.value",
                          [.integer(Int64(dropped))])
         }
-        _ = evictedDelivered
     }
 }
 

@@ -44,6 +44,21 @@ import Testing
         #expect(s.pending == 2 && s.delivered == 2 && s.lastDelivery == 1_800_000_001_000 && s.oldestPending == 1_800_000_000_002)
     }
 
+    @Test func manyInOneTransactionAndAReaderSeesThem() throws {
+        let spool = try Spool(path: dir + "/s.sqlite")
+        try spool.commitAll((0..<500).map { record($0) })
+        let reader = try Spool(path: dir + "/s.sqlite", readOnly: true)
+        #expect(reader.stats.pending == 500)
+        try spool.markDelivered(try spool.pending(limit: 200).map(\.seq), at: 1_800_000_100_000)
+        #expect(reader.stats.pending == 500)
+        try reader.reload()
+        #expect(reader.stats.pending == 300 && reader.stats.delivered == 200)
+        #expect(reader.stats == spool.stats)
+        // A batch with a duplicate id commits nothing.
+        #expect(throws: SpoolError.self) { try spool.commitAll([record(1000), record(3)]) }
+        #expect(try spool.records(.all).count == 500)
+    }
+
     @Test func aRecordIdIsCommittedOnce() throws {
         let spool = try Spool(path: dir + "/s.sqlite")
         try spool.commit(record(1))
@@ -72,6 +87,9 @@ import Testing
             #expect(pending.map(\.rid) == pending.map(\.rid).sorted { Int($0.dropFirst())! < Int($1.dropFirst())! })
         }
         #expect(spool.stats.pending == pending.count)
+        // The figures kept up to date commit by commit are those a fresh count gives.
+        let fresh = try Spool(path: dir + "/s.sqlite", readOnly: true).stats
+        #expect(spool.stats == fresh, "\(spool.stats) against \(fresh)")
     }
 
     @Test func pastItsBoundUndeliveredRecordsAreDroppedOldestFirstAndCounted() throws {
@@ -102,6 +120,8 @@ import Testing
         try spool.commit(record(3, created: 5 * day - 100))
         #expect(try spool.records(.all).map(\.rid) == ["r2", "r3"])
         #expect(spool.stats.droppedUndelivered == 1)
+        let fresh = try Spool(path: dir + "/s.sqlite", readOnly: true).stats
+        #expect(spool.stats == fresh, "\(spool.stats) against \(fresh)")
     }
 
     @Test func aFileThatIsNotADatabaseIsRefusedAndKept() throws {

@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 import HarkClient
 
@@ -12,6 +13,8 @@ struct Options {
     var harkd = ".build/release/harkd"
     var data = "Benchmarks/.data"
     var seconds = 60
+    /// With the spool and the MQTT uplink to a local Mosquitto, a report every 10 s.
+    var delivery = false
 }
 
 func parseOptions() -> Options {
@@ -23,9 +26,11 @@ func parseOptions() -> Options {
         case "--harkd": o.harkd = arguments.popFirst() ?? o.harkd
         case "--data": o.data = arguments.popFirst() ?? o.data
         case "--seconds": o.seconds = Int(arguments.popFirst() ?? "") ?? o.seconds
+        case "--delivery": o.delivery = true
         case "--help", "-h":
-            print("usage: harkd-bench [--hark PATH] [--harkd PATH] [--data DIR] [--seconds N]")
+            print("usage: harkd-bench [--hark PATH] [--harkd PATH] [--data DIR] [--seconds N] [--delivery]")
             print("  --seconds  length of the real-time run, a multiple of 10 (default 60)")
+            print("  --delivery with a spool and the MQTT uplink to a local Mosquitto (a report every 10 s)")
             exit(0)
         default:
             FileHandle.standardError.write(Data("harkd-bench: unknown argument \(a)\n".utf8))
@@ -41,16 +46,7 @@ let rate = 48_000
 let periodFrames = 960                   // 20 ms, harkd's default period
 let segmentSeconds = 10
 
-func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("harkd-bench: \(message)\n".utf8))
-    exit(1)
-}
 
-func monotonic() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
-}
 
 @discardableResult
 func run(_ path: String, _ args: [String]) -> Int32 {
@@ -91,23 +87,7 @@ func prepareSignal() -> Data {
 
 // MARK: - /proc figures of the harkd process
 
-/// utime + stime, seconds.
-func cpuSeconds(_ pid: pid_t) -> Double {
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-          let close = stat.lastIndex(of: ")") else { return 0 }
-    let fields = stat[stat.index(after: close)...].split(separator: " ")
-    // Fields after the command name start at field 3 (state); utime and stime are 14 and 15.
-    let ticks = (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
-    return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
-}
 
-/// A VmHWM/VmRSS line of /proc/pid/status, in MB.
-func memory(_ pid: pid_t, _ key: String) -> Double {
-    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix(key + ":") }),
-          let kB = Double(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
-    return kB / 1024
-}
 
 // MARK: - the run
 
@@ -126,10 +106,21 @@ do {
     """.write(toFile: dir + "/alsa.conf", atomically: true, encoding: .utf8)
 } catch { fail("\(error)") }
 
+var broker: LocalBroker?
+var extra: [String] = []
+if options.delivery {
+    let b = LocalBroker(dir: dir)
+    broker = b
+    try? "spool = \(dir)/spool.sqlite\nmqtt-url = mqtt://127.0.0.1:\(b.port)\nunit = bench\nreport-interval = 10\n"
+        .write(toFile: dir + "/harkd.conf", atomically: true, encoding: .utf8)
+    extra = ["--config", dir + "/harkd.conf"]
+}
+defer { broker?.stop() }
+
 let harkd = Process()
 harkd.executableURL = URL(fileURLWithPath: options.harkd)
 harkd.arguments = ["--alsa-config", dir + "/alsa.conf", "--socket", socketPath, "--mode", "continuous",
-                   "--rate", "\(rate)", "--channels", "1"]
+                   "--rate", "\(rate)", "--channels", "1"] + extra
 _ = FileManager.default.createFile(atPath: log, contents: nil)
 harkd.standardError = FileHandle(forWritingAtPath: log)
 do { try harkd.run() } catch { fail("cannot start harkd: \(error)") }
@@ -189,6 +180,13 @@ audio.withUnsafeBytes { bytes in
 }
 let end = monotonic()
 let cpuUsed = cpuSeconds(pid) - cpuAtStart
+// The figures harkd itself reports (overruns; the spool and the uplink with --delivery).
+var finalStatus: [String: Any] = [:]
+if let c = try? HarkConnection(path: socketPath, timeout: 2), (try? c.send(["cmd": "status"])) != nil {
+    while let o = try? c.readObject(timeout: 2) {
+        if o["class"] as? String == "status" { finalStatus = o; break }
+    }
+}
 let peak = memory(pid, "VmHWM"), resident = memory(pid, "VmRSS")
 let anonymous = memory(pid, "RssAnon"), fileBacked = memory(pid, "RssFile")
 // A second of silence lets the last detection out; then stop harkd as systemd would.
@@ -207,6 +205,10 @@ print(String(format: "  CPU          %.2f %% of one core (%.2f s of CPU in %.1f 
 print(String(format: "  memory       peak resident %.1f MB (VmHWM); at the end %.1f MB (VmRSS): %.1f MB private, %.1f MB mapped files (code and data of harkd and its libraries)",
              peak, resident, anonymous, fileBacked))
 if late > 0 { print("  (the feeder fell more than 10 ms behind schedule \(late) times: the machine is busy)") }
+print("  capture      \(finalStatus["overruns"] as? Int ?? -1) overrun(s), \(finalStatus["dropped"] as? Int ?? -1) frame(s) dropped")
+if options.delivery {
+    print("  delivery     spool \(finalStatus["spool"] as? String ?? "?"): \(finalStatus["spoolDelivered"] as? Int ?? 0) record(s) delivered, \(finalStatus["spoolPending"] as? Int ?? 0) pending; uplink \(finalStatus["uplink"] as? String ?? "?")")
+}
 print("")
 print("  segment  payload    detection t   latency after the completing frame")
 var latencies: [Double] = []
