@@ -22,6 +22,10 @@ let package = Package(
             name: "delivery-bench",
             dependencies: ["BenchSupport", .product(name: "HarkSpool", package: harkIdentity)]),
         .executableTarget(
+            name: "harkd-stress",
+            dependencies: ["BenchSupport", .product(name: "HarkClient", package: harkIdentity),
+                           .product(name: "HarkDSP", package: harkIdentity)]),
+        .executableTarget(
             name: "harkd-bench",
             dependencies: ["BenchSupport", .product(name: "HarkClient", package: harkIdentity)]),
     ]

@@ -72,6 +72,13 @@ struct HarkdCommand: AsyncParsableCommand {
         LoggingSystem.bootstrap { label in DaemonLogHandler(label: label) }
         var logger = Logger(label: "harkd")
         logger.logLevel = verbose ? .debug : .info
+        // Every client is a descriptor: the usual soft limit (1 024) would refuse connections
+        // long before memory runs short. The hard limit is the administrator's to set.
+        var files = rlimit()
+        if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files) == 0, files.rlim_cur < files.rlim_max {
+            files.rlim_cur = files.rlim_max
+            setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files)
+        }
         var settings = DaemonConfiguration()
         var overrides: [(String, String)] = []
         for (key, value) in [("device", device), ("rate", rate.map(String.init)), ("channels", channels.map(String.init)),

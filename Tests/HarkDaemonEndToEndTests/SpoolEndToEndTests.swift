@@ -64,6 +64,21 @@ import Testing
             (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["rid"] as? String
         }
         #expect(exported == committedBefore)
+
+        // Restarted with an uplink, harkd delivers every record it committed, in order.
+        let broker = try MosquittoBroker(dir: h.dir)
+        let sub = try broker.subscribe()
+        try h.start(["--spool", spoolPath, "--unit", "e2e"],
+                    config: "mqtt-url = mqtt://\(MosquittoBroker.user):\(MosquittoBroker.password.replacingOccurrences(of: " ", with: "%20"))@127.0.0.1:\(broker.port)")
+        let delivered = { Set(sub.rids(on: "hark/e2e/report")).isSuperset(of: committedBefore) }
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while !delivered(), Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        #expect(delivered(), "\(Set(committedBefore).subtracting(sub.rids(on: "hark/e2e/report")).count) of \(committedBefore.count) not delivered")
+        var firstSeen: [String] = []
+        for r in sub.rids(on: "hark/e2e/report") where !firstSeen.contains(r) { firstSeen.append(r) }
+        #expect(firstSeen == committedBefore)
+        h.stop()
+        #expect(try Spool(path: spoolPath, readOnly: true).stats.pending == 0)
     }
 
     @Test func aSpoolItCannotOpenIsAnErrorInStatusAndHarkdGoesOnMeasuring() throws {

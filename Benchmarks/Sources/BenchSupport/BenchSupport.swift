@@ -75,3 +75,40 @@ public final class LocalBroker {
         process.waitUntilExit()
     }
 }
+
+@discardableResult
+public func run(_ path: String, _ args: [String]) -> Int32 {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: path)
+    p.arguments = args
+    p.standardOutput = FileHandle.nullDevice
+    do { try p.run() } catch { fail("cannot run \(path): \(error)") }
+    p.waitUntilExit()
+    return p.terminationStatus
+}
+
+/// Payload of the marked segment `i` of ``markedSegments(hark:data:seconds:)``.
+public func markedSegmentPayload(_ i: Int) -> String { String(format: "da7e%04x", i + 1) }
+
+/// Raw mono S16 at 48 kHz: one 10 s segment of generated music per payload, each marked 20 dB
+/// over the transparent default so that every segment is heard (the benchmarks measure the
+/// daemon's cost; the watermark bench what the default survives). Made once with `hark` and
+/// kept in `data`.
+public func markedSegments(hark: String, data: String, seconds: Int) -> Data {
+    let raw = data + "/daemon-\(seconds)s-strength10.raw"
+    if let d = FileManager.default.contents(atPath: raw) { return d }
+    print("(making \(raw) once: \(seconds / 10) segments of generated music, each marked with its own payload)")
+    var all = Data()
+    for i in 0..<(seconds / 10) {
+        let host = data + "/segment.wav", marked = data + "/segment-marked.wav", seg = data + "/segment.raw"
+        guard run(hark, ["generate", "music", host, "--duration", "10", "--seed", "\(100 + i)"]) == 0,
+              run(hark, ["embed", host, marked, "--payload", markedSegmentPayload(i), "--strength", "10"]) == 0,
+              run(hark, ["simulate", marked, seg]) == 0,
+              let d = FileManager.default.contents(atPath: seg) else { fail("could not make the signal") }
+        all.append(d)
+        for f in [host, marked, seg] { try? FileManager.default.removeItem(atPath: f) }
+    }
+    guard all.count == seconds * 48_000 * 2 else { fail("signal has \(all.count) bytes, expected \(seconds * 48_000 * 2)") }
+    _ = FileManager.default.createFile(atPath: raw, contents: all)
+    return all
+}

@@ -47,43 +47,8 @@ let periodFrames = 960                   // 20 ms, harkd's default period
 let segmentSeconds = 10
 
 
-
-@discardableResult
-func run(_ path: String, _ args: [String]) -> Int32 {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: path)
-    p.arguments = args
-    p.standardOutput = FileHandle.nullDevice
-    do { try p.run() } catch { fail("cannot run \(path): \(error)") }
-    p.waitUntilExit()
-    return p.terminationStatus
-}
-
-// MARK: - the signal: one marked music segment per 10 s, each with its own payload
-
 /// Payload of segment `i`: each is broadcast to watchers once, the first time it is verified.
-func payload(_ i: Int) -> String { String(format: "da7e%04x", i + 1) }
-
-func prepareSignal() -> Data {
-    // Marked 20 dB over the transparent default so that every segment is heard: the
-    // benchmark measures the daemon's cost, the watermark bench what the default survives.
-    let raw = options.data + "/daemon-\(options.seconds)s-strength10.raw"
-    if let d = FileManager.default.contents(atPath: raw) { return d }
-    print("(making \(raw) once: \(options.seconds / segmentSeconds) segments of generated music, each marked with its own payload)")
-    var all = Data()
-    for i in 0..<(options.seconds / segmentSeconds) {
-        let host = options.data + "/segment.wav", marked = options.data + "/segment-marked.wav", seg = options.data + "/segment.raw"
-        guard run(options.hark, ["generate", "music", host, "--duration", "\(segmentSeconds)", "--seed", "\(100 + i)"]) == 0,
-              run(options.hark, ["embed", host, marked, "--payload", payload(i), "--strength", "10"]) == 0,
-              run(options.hark, ["simulate", marked, seg]) == 0,
-              let d = FileManager.default.contents(atPath: seg) else { fail("could not make the signal") }
-        all.append(d)
-        for f in [host, marked, seg] { try? FileManager.default.removeItem(atPath: f) }
-    }
-    guard all.count == options.seconds * rate * 2 else { fail("signal has \(all.count) bytes, expected \(options.seconds * rate * 2)") }
-    _ = FileManager.default.createFile(atPath: raw, contents: all)
-    return all
-}
+func payload(_ i: Int) -> String { markedSegmentPayload(i) }
 
 // MARK: - /proc figures of the harkd process
 
@@ -93,7 +58,7 @@ func prepareSignal() -> Data {
 
 signal(SIGPIPE, SIG_IGN)
 try? FileManager.default.createDirectory(atPath: options.data, withIntermediateDirectories: true)
-let audio = prepareSignal()
+let audio = markedSegments(hark: options.hark, data: options.data, seconds: options.seconds)
 let dir = NSTemporaryDirectory() + "harkd-bench-\(getpid())"
 try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(atPath: dir) }
