@@ -50,8 +50,10 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
+        // Headers only: HarkMQTT loads libmosquitto with dlopen when an uplink is configured,
+        // so a harkd without one does not map it or the OpenSSL it brings.
         .systemLibrary(
-            name: "CMosquitto", pkgConfig: "libmosquitto",
+            name: "CMosquitto",
             providers: [.apt(["libmosquitto-dev"])]),
         .target(name: "CALSAShim", dependencies: ["CALSA"]),
         .target(name: "HarkCapture", dependencies: ["CALSA", "CALSAShim"]),

@@ -5,7 +5,10 @@ import Foundation
 public struct MQTTError: Error, CustomStringConvertible, Equatable {
     public var what: String
     public var code: Int32
-    public var description: String { "\(what): \(String(cString: mosquitto_strerror(code)))" }
+    public var description: String {
+        guard case .success(let lib) = LibMosquitto.shared else { return what }
+        return "\(what): \(lib.describe(code))"
+    }
 }
 
 /// One MQTT client connection through libmosquitto: owns the `struct mosquitto` handle, turns
@@ -58,19 +61,19 @@ public final class MQTTClient {
     private var events: [Event] = []
     public let options: Options
 
-    private static let libraryReady: Void = { mosquitto_lib_init() }()
+    private let lib: LibMosquitto
 
     public init(options: Options) throws(MQTTError) {
-        _ = Self.libraryReady
+        lib = try LibMosquitto.shared.get()
         self.options = options
-        guard let h = mosquitto_new(options.clientID, !options.persistentSession, nil) else {
+        guard let h = lib.new(options.clientID, !options.persistentSession, nil) else {
             throw MQTTError(what: "cannot make an MQTT client", code: MOSQ_ERR_NOMEM.rawValue)
         }
         handle = h
-        mosquitto_user_data_set(h, Unmanaged.passUnretained(self).toOpaque())
-        try check(mosquitto_int_option(h, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311)), "protocol version")
+        lib.userDataSet(h, Unmanaged.passUnretained(self).toOpaque())
+        try check(lib.intOption(h, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311)), "protocol version")
         if let user = options.username {
-            try check(mosquitto_username_pw_set(h, user, options.password), "mqtt-username")
+            try check(lib.usernamePasswordSet(h, user, options.password), "mqtt-username")
         }
         if options.tls {
             // Checked here so that an unreadable file is named now, not at the first handshake.
@@ -79,25 +82,28 @@ public final class MQTTClient {
                     throw MQTTError(what: "\(setting) \(path) cannot be read", code: MOSQ_ERR_INVAL.rawValue)
                 }
             }
-            try check(mosquitto_tls_set(h, options.caFile, options.caFile == nil ? "/etc/ssl/certs" : nil,
+            try check(lib.tlsSet(h, options.caFile, options.caFile == nil ? "/etc/ssl/certs" : nil,
                                         options.certFile, options.keyFile, nil), "TLS settings (mqtt-ca, mqtt-cert, mqtt-key)")
         }
         if let will = options.will {
-            try check(mosquitto_will_set(h, will.topic, Int32(will.payload.utf8.count), will.payload, 1, true), "last will")
+            try check(lib.willSet(h, will.topic, Int32(will.payload.utf8.count), will.payload, 1, true), "last will")
         }
-        mosquitto_connect_callback_set(h) { _, context, rc in
-            MQTTClient.from(context)?.events.append(rc == 0 ? .connected : .refused(String(cString: mosquitto_connack_string(rc))))
+        lib.connectCallbackSet(h) { _, context, rc in
+            guard let client = MQTTClient.from(context) else { return }
+            let why = client.lib.connackString(rc).map { String(cString: $0) } ?? "refused (\(rc))"
+            client.events.append(rc == 0 ? .connected : .refused(why))
         }
-        mosquitto_disconnect_callback_set(h) { _, context, rc in
-            MQTTClient.from(context)?.events.append(.disconnected(expected: rc == 0, reason: rc == 0 ? "disconnected" : String(cString: mosquitto_strerror(rc))))
+        lib.disconnectCallbackSet(h) { _, context, rc in
+            guard let client = MQTTClient.from(context) else { return }
+            client.events.append(.disconnected(expected: rc == 0, reason: rc == 0 ? "disconnected" : client.lib.describe(rc)))
         }
-        mosquitto_publish_callback_set(h) { _, context, mid in
+        lib.publishCallbackSet(h) { _, context, mid in
             MQTTClient.from(context)?.events.append(.acknowledged(mid))
         }
     }
 
     deinit {
-        if let h = handle { mosquitto_destroy(h) }
+        if let h = handle { lib.destroy(h) }
     }
 
     private static func from(_ context: UnsafeMutableRawPointer?) -> MQTTClient? {
@@ -111,21 +117,21 @@ public final class MQTTClient {
     /// Opens the TCP (and TLS) connection and sends CONNECT; the answer arrives as an event
     /// from ``loop(timeout:)``. Blocks for as long as the TCP connect takes.
     public func connect() throws(MQTTError) {
-        try check(mosquitto_connect(handle, options.host, Int32(options.port), Int32(options.keepalive)),
+        try check(lib.connect(handle, options.host, Int32(options.port), Int32(options.keepalive)),
                   "cannot connect to \(options.host):\(options.port)")
     }
 
     /// Publishes at QoS 1; returns the message id its acknowledgement will carry.
     public func publish(topic: String, payload: String, retain: Bool = false) throws(MQTTError) -> Int32 {
         var mid: Int32 = 0
-        try check(mosquitto_publish(handle, &mid, topic, Int32(payload.utf8.count), payload, 1, retain), "publish to \(topic)")
+        try check(lib.publish(handle, &mid, topic, Int32(payload.utf8.count), payload, 1, retain), "publish to \(topic)")
         return mid
     }
 
     /// Runs the network for up to `timeout` seconds and returns what happened. Throws when the
     /// connection is gone.
     public func loop(timeout: Double) throws(MQTTError) -> [Event] {
-        let rc = mosquitto_loop(handle, Int32(timeout * 1000), 1)
+        let rc = lib.loop(handle, Int32(timeout * 1000), 1)
         let happened = events
         events = []
         if rc != MOSQ_ERR_SUCCESS.rawValue && happened.isEmpty {
@@ -136,7 +142,7 @@ public final class MQTTClient {
 
     /// Sends DISCONNECT (the broker then does not publish the will).
     public func disconnect() {
-        mosquitto_disconnect(handle)
+        _ = lib.disconnect(handle)
         _ = try? loop(timeout: 0)
     }
 }
