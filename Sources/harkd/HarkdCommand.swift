@@ -14,8 +14,17 @@ struct HarkdCommand: AsyncParsableCommand {
         discussion: "Settings come from the configuration file, then from these options. docs/daemon.md lists them all.",
         version: Hark.version)
 
-    @Option(help: ArgumentHelp("Configuration file (key = value lines).", valueName: "path"))
+    @Option(help: ArgumentHelp("Configuration file (key = value lines; default $HARKD_CONFIG, else /etc/hark/harkd.conf when it exists).",
+                               valueName: "path"))
     var config: String?
+
+    /// The file harkd reads when `--config` is not given: `$HARKD_CONFIG` (which must exist),
+    /// else the packaged `/etc/hark/harkd.conf` if there is one.
+    static func defaultConfiguration(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if let path = environment["HARKD_CONFIG"], !path.isEmpty { return path }
+        let packaged = "/etc/hark/harkd.conf"
+        return FileManager.default.fileExists(atPath: packaged) ? packaged : nil
+    }
 
     @Option(name: [.customShort("D"), .long], help: ArgumentHelp("ALSA capture device.", valueName: "name"))
     var device: String?
@@ -88,6 +97,7 @@ struct HarkdCommand: AsyncParsableCommand {
                              ("calibration", calibration.map { String($0) }), ("spool", spool), ("unit", unit)] {
             if let value { overrides.append((key, value)) }
         }
+        let config = self.config ?? Self.defaultConfiguration()
         do {
             if let config {
                 guard let text = try? String(contentsOfFile: config, encoding: .utf8) else {

@@ -75,6 +75,18 @@ import Testing
         try expectOneError(["analyze", "--json", dir.write("empty.wav", [])], naming: "empty.wav", containing: "empty file")
     }
 
+    @Test func aHeaderWithNoAudioIsAnErrorNotAnEmptyReport() throws {
+        // Before: a report of dashes "over 0.0 s" and exit 0.
+        let path = dir.write("nothing.wav", wav(frames: 0))
+        try expectOneError(["analyze", "--json", path], naming: "nothing.wav", containing: "no audio frames to measure")
+        let run = try Hark.run(["analyze", path])
+        #expect(run.status == 1 && run.stdout.isEmpty, "\(run.stdout)")
+        // One file without audio fails the run; the others are still measured.
+        let good = dir.write("good.wav", wav(frames: 48_000))
+        let both = try Hark.run(["analyze", "--json", path, good])
+        #expect(both.status == 1 && both.stdout.contains("good.wav") && !both.stdout.contains("nothing.wav"))
+    }
+
     @Test func randomBytes() throws {
         var rng = SystemRandomNumberGenerator()
         let path = dir.write("noise.bin", (0..<4096).map { _ in UInt8.random(in: 0...255, using: &rng) })

@@ -66,15 +66,19 @@ final class DaemonHarness: @unchecked Sendable {
     }
 
     /// Starts harkd on the FIFO with `extra` arguments and waits for its socket.
-    func start(_ extra: [String] = [], config: String? = nil) throws {
+    /// - Parameter configByEnvironment: name the file in `$HARKD_CONFIG` rather than `--config`.
+    func start(_ extra: [String] = [], config: String? = nil, configByEnvironment: Bool = false) throws {
         var args = ["--alsa-config", dir + "/alsa.conf", "--socket", socket]
         if let config {
             try config.write(toFile: dir + "/harkd.conf", atomically: true, encoding: .utf8)
-            args += ["--config", dir + "/harkd.conf"]
+            if !configByEnvironment { args += ["--config", dir + "/harkd.conf"] }
         }
         let p = Process()
         p.executableURL = builtExecutable("harkd")
         p.arguments = args + extra
+        // Hermetic: never the machine's /etc/hark/harkd.conf.
+        if config == nil { FileManager.default.createFile(atPath: dir + "/harkd.conf", contents: nil) }
+        p.environment = ProcessInfo.processInfo.environment.merging(["HARKD_CONFIG": dir + "/harkd.conf"]) { $1 }
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         p.standardError = FileHandle(forWritingAtPath: log)
         p.standardOutput = FileHandle.nullDevice

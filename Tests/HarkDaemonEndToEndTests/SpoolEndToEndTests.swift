@@ -81,6 +81,18 @@ import Testing
         #expect(try Spool(path: spoolPath, readOnly: true).stats.pending == 0)
     }
 
+    @Test func withoutConfigHarkdReadsTheDefaultFile() throws {
+        // `$HARKD_CONFIG` here stands in for /etc/hark/harkd.conf, which harkd reads when it
+        // exists and no --config is given.
+        let h = try DaemonHarness()
+        try h.start(config: "unit = from-the-file\nspool = \(h.dir)/default.sqlite\n", configByEnvironment: true)
+        let status = try #require(try h.connect().ask(["cmd": "status"], until: "status"))
+        #expect(status["spool"] as? String == "ok", "\(status)")
+        #expect(FileManager.default.fileExists(atPath: h.dir + "/default.sqlite"))
+        #expect(h.logText.contains("unit from-the-file"), "\(h.logText)")
+        #expect(h.terminate() == 0)
+    }
+
     @Test func aSpoolItCannotOpenIsAnErrorInStatusAndHarkdGoesOnMeasuring() throws {
         let h = try DaemonHarness()
         try Data("not a database, ".utf8 + Data(repeating: 0x5a, count: 4096)).write(to: URL(fileURLWithPath: h.dir + "/bad.sqlite"))

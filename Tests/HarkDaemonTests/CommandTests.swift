@@ -43,6 +43,23 @@ import Testing
         #expect(message(#"{"cmd":"watch"}"#)?.contains("watch needs") == true)
     }
 
+    @Test func everyRefusalCarriesAStableCode() {
+        let cases: [(String, Messages.ErrorCode)] = [
+            ("garbage", .notJSON), ("[1,2]", .notAnObject), (String(repeating: "[", count: 9), .tooDeep),
+            (#"{"cmd":"status","id":7}"#, .badID), (#"{"id":"x"}"#, .noCommand), (#"{"cmd":"dance"}"#, .unknownCommand),
+            (#"{"cmd":"shake","seconds":0}"#, .badArgument), (#"{"cmd":"watch"}"#, .badArgument),
+            (#"{"cmd":"watch","classes":["gossip"]}"#, .badArgument),
+        ]
+        for (line, code) in cases {
+            guard case .failure(let r) = Command.parse(line) else { Issue.record("\(line) accepted"); continue }
+            #expect(r.code == code, "\(line)")
+        }
+        // Codes are the protocol's: spelled as docs/protocol.md lists them.
+        #expect(Messages.ErrorCode.allCases.map(\.rawValue) == ["too-deep", "not-json", "not-an-object", "bad-id", "no-command",
+                                                                  "unknown-command", "bad-argument", "line-too-long",
+                                                                  "too-many-sessions", "shutting-down", "no-audio"])
+    }
+
     @Test func echoesTheIdOfARefusedCommand() {
         guard case .failure(let r) = Command.parse(#"{"cmd":"shake","seconds":-1,"id":"q"}"#) else { Issue.record("accepted"); return }
         #expect(r.id == "q")

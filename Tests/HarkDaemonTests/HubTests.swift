@@ -220,8 +220,8 @@ import Testing
         hub.handle(.noise(seconds: 1, id: "n"), from: a.connection.id)
         hub.tick(streamTime: 0, now: Date(timeIntervalSinceNow: 1 + Hub.grace + 0.1))
         #expect(a.lines() == [
-            #"{"class":"error","id":"w","message":"no audio from capture device 'hw:9,0' for this shake: cannot open hw:9,0: No such device","device":"hw:9,0"}"#,
-            #"{"class":"error","id":"n","message":"no audio from capture device 'hw:9,0' for this noise session: cannot open hw:9,0: No such device","device":"hw:9,0"}"#,
+            #"{"class":"error","id":"w","code":"no-audio","message":"no audio from capture device 'hw:9,0' for this shake: cannot open hw:9,0: No such device","device":"hw:9,0"}"#,
+            #"{"class":"error","id":"n","code":"no-audio","message":"no audio from capture device 'hw:9,0' for this noise session: cannot open hw:9,0: No such device","device":"hw:9,0"}"#,
         ])
         #expect(hub.sessionCount == 0)
     }
@@ -313,8 +313,8 @@ import Testing
         hub.handle(.shake(seconds: 6, id: "s1"), from: a.connection.id)
         hub.handle(.noise(seconds: 10, id: "n1"), from: a.connection.id)
         hub.shutdown(message: "harkd is shutting down")
-        #expect(a.lines() == [#"{"class":"error","id":"s1","message":"harkd is shutting down"}"#,
-                              #"{"class":"error","id":"n1","message":"harkd is shutting down"}"#])
+        #expect(a.lines() == [#"{"class":"error","id":"s1","code":"shutting-down","message":"harkd is shutting down"}"#,
+                              #"{"class":"error","id":"n1","code":"shutting-down","message":"harkd is shutting down"}"#])
         #expect(!hub.connect(ClientConnection(id: 999, channel: EmbeddedChannel(), logger: Logger(label: "t"))))
     }
 }

@@ -49,8 +49,8 @@ import Testing
         try write(c, "not json\n{\"cmd\":\"fly\",\"id\":\"z\"}\n\n{\"cmd\":\"version\"}\n")
         let out = try lines(c)
         #expect(out == [
-            #"{"class":"error","message":"not valid JSON"}"#,
-            #"{"class":"error","id":"z","message":"unknown command 'fly' (watch, shake, noise, status, version)"}"#,
+            #"{"class":"error","code":"not-json","message":"not valid JSON"}"#,
+            #"{"class":"error","id":"z","code":"unknown-command","message":"unknown command 'fly' (watch, shake, noise, status, version)"}"#,
             #"{"class":"version","release":"0.1.0","proto":1}"#,
         ])
         #expect(c.isActive)
@@ -75,7 +75,7 @@ import Testing
         try? write(c, String(repeating: "x", count: 5000))
         c.embeddedEventLoop.run()
         let out = try lines(c)
-        #expect(out == [#"{"class":"error","message":"line longer than 4096 bytes; closing the connection"}"#])
+        #expect(out == [#"{"class":"error","code":"line-too-long","message":"line longer than 4096 bytes; closing the connection"}"#])
         #expect(!c.isActive)
     }
 

@@ -48,48 +48,55 @@ public enum Command: Equatable, Sendable {
 
     /// Why a line was refused; `id` is echoed when the line had a usable one.
     public struct Rejection: Error, Equatable, Sendable {
+        public var code: Messages.ErrorCode
         public var message: String
         public var id: String?
+
+        public init(_ code: Messages.ErrorCode, _ message: String, id: String? = nil) {
+            (self.code, self.message, self.id) = (code, message, id)
+        }
     }
 
     /// Parses one line from a client.
     public static func parse(_ line: String) -> Result<Command, Rejection> {
         guard nestingDepth(line, limit: maxDepth) <= maxDepth else {
-            return .failure(Rejection(message: "nested deeper than \(maxDepth) levels"))
+            return .failure(Rejection(.tooDeep, "nested deeper than \(maxDepth) levels"))
         }
         guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)) else {
-            return .failure(Rejection(message: "not valid JSON"))
+            return .failure(Rejection(.notJSON, "not valid JSON"))
         }
         guard case .object(let object) = value else {
-            return .failure(Rejection(message: "expected a JSON object such as {\"cmd\":\"status\"}"))
+            return .failure(Rejection(.notAnObject, "expected a JSON object such as {\"cmd\":\"status\"}"))
         }
         var id: String?
         if let raw = object["id"] {
             guard case .string(let s) = raw, s.count <= maxIDLength else {
-                return .failure(Rejection(message: "id must be a string of at most \(maxIDLength) characters"))
+                return .failure(Rejection(.badID, "id must be a string of at most \(maxIDLength) characters"))
             }
             id = s
         }
-        func fail(_ message: String) -> Result<Command, Rejection> { .failure(Rejection(message: message, id: id)) }
+        func fail(_ code: Messages.ErrorCode, _ message: String) -> Result<Command, Rejection> {
+            .failure(Rejection(code, message, id: id))
+        }
         guard case .string(let cmd)? = object["cmd"] else {
-            return fail("missing \"cmd\" (one of watch, shake, noise, status, version)")
+            return fail(.noCommand, "missing \"cmd\" (one of watch, shake, noise, status, version)")
         }
         func seconds(_ range: ClosedRange<Double>, default fallback: Double) -> Result<Double, Rejection> {
             guard let raw = object["seconds"] else { return .success(fallback) }
             guard case .number(let n) = raw, range.contains(n) else {
-                return .failure(Rejection(message: "seconds must be a number from \(Int(range.lowerBound)) to \(Int(range.upperBound)), not \(raw.describing)", id: id))
+                return .failure(Rejection(.badArgument, "seconds must be a number from \(Int(range.lowerBound)) to \(Int(range.upperBound)), not \(raw.describing)", id: id))
             }
             return .success(n)
         }
         switch cmd {
         case "watch":
             guard case .array(let list)? = object["classes"] else {
-                return fail("watch needs \"classes\": a list of detection, level, report, status")
+                return fail(.badArgument, "watch needs \"classes\": a list of detection, level, report, status")
             }
             var classes = Set<WatchClass>()
             for item in list {
                 guard case .string(let name) = item, let c = WatchClass(rawValue: name) else {
-                    return fail("unknown class \(item.describing) in watch (detection, level, report, status)")
+                    return fail(.badArgument, "unknown class \(item.describing) in watch (detection, level, report, status)")
                 }
                 classes.insert(c)
             }
@@ -103,7 +110,7 @@ public enum Command: Equatable, Sendable {
         case "version":
             return .success(.version(id: id))
         default:
-            return fail("unknown command '\(cmd)' (watch, shake, noise, status, version)")
+            return fail(.unknownCommand, "unknown command '\(cmd)' (watch, shake, noise, status, version)")
         }
     }
 }

@@ -16,10 +16,27 @@ public enum Messages {
         return j.line
     }
 
-    public static func error(_ message: String, id: String? = nil, device: String? = nil) -> String {
+    /// What went wrong, for programs: stable across releases, while `message` is English for
+    /// people and may change.
+    public enum ErrorCode: String, Sendable, CaseIterable {
+        case tooDeep = "too-deep"
+        case notJSON = "not-json"
+        case notAnObject = "not-an-object"
+        case badID = "bad-id"
+        case noCommand = "no-command"
+        case unknownCommand = "unknown-command"
+        case badArgument = "bad-argument"
+        case lineTooLong = "line-too-long"
+        case tooManySessions = "too-many-sessions"
+        case shuttingDown = "shutting-down"
+        case noAudio = "no-audio"
+    }
+
+    public static func error(_ code: ErrorCode, _ message: String, id: String? = nil, device: String? = nil) -> String {
         var j = JSONLine()
         j.add("class", "error")
         if let id { j.add("id", id) }
+        j.add("code", code.rawValue)
         j.add("message", message)
         if let device { j.add("device", device) }
         return j.line

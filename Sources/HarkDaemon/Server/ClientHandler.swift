@@ -25,7 +25,7 @@ final class ClientHandler: ChannelInboundHandler {
         let c = ClientConnection(id: id, channel: context.channel, limit: queueLimit, logger: logger)
         connection = c
         if !hub.connect(c) {
-            c.sendAndClose(Messages.error("harkd is shutting down"))
+            c.sendAndClose(Messages.error(.shuttingDown, "harkd is shutting down"))
             return
         }
         logger.debug("client \(id) connected")
@@ -62,7 +62,7 @@ final class ClientHandler: ChannelInboundHandler {
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         if error is LineFramer.LineTooLong {
             logger.notice("client \(connection?.id ?? 0): line longer than \(LineFramer.maximumLength) bytes; closing")
-            connection?.sendAndClose(Messages.error("line longer than \(LineFramer.maximumLength) bytes; closing the connection"))
+            connection?.sendAndClose(Messages.error(.lineTooLong, "line longer than \(LineFramer.maximumLength) bytes; closing the connection"))
         } else {
             logger.notice("client \(connection?.id ?? 0): \(error); closing")
             context.close(promise: nil)

@@ -220,7 +220,7 @@ public final class Hub: @unchecked Sendable {
                                       wallDeadline: Date(timeIntervalSinceNow: seconds + Self.grace)))
                 return nil
             }
-            if let refusal { send(Messages.error(refusal, id: id), to: client) }
+            if let refusal { send(Messages.error(.tooManySessions, refusal, id: id), to: client) }
         case .noise(let seconds, let id):
             let refusal = state.withLock { s -> String? in
                 guard s.clients[client] != nil else { return nil }
@@ -228,7 +228,7 @@ public final class Hub: @unchecked Sendable {
                 s.noises.append(Noise(id: id, client: client, start: s.streamTime, seconds: seconds))
                 return nil
             }
-            if let refusal { send(Messages.error(refusal, id: id), to: client) }
+            if let refusal { send(Messages.error(.tooManySessions, refusal, id: id), to: client) }
         }
         updateAudioNeed()
     }
@@ -246,7 +246,7 @@ public final class Hub: @unchecked Sendable {
     }
 
     func reject(_ rejection: Command.Rejection, from client: Int) {
-        send(Messages.error(rejection.message, id: rejection.id), to: client)
+        send(Messages.error(rejection.code, rejection.message, id: rejection.id), to: client)
     }
 
     private func send(_ line: String, to client: Int) {
@@ -470,7 +470,7 @@ public final class Hub: @unchecked Sendable {
             let status = statusProvider()
             let why = status.detail.map { ": \($0)" } ?? " (capture state: \(status.state))"
             for u in unheard {
-                answers.append((u.client, Messages.error("no audio from capture device '\(device)' for this \(u.what)\(why)", id: u.id, device: device)))
+                answers.append((u.client, Messages.error(.noAudio, "no audio from capture device '\(device)' for this \(u.what)\(why)", id: u.id, device: device)))
             }
             logger.error("a \(unheard[0].what) got no audio from capture device '\(device)'\(why)")
         }
@@ -486,8 +486,8 @@ public final class Hub: @unchecked Sendable {
     func shutdown(message: String) {
         let answers = state.withLock { s -> [(Int, String)] in
             s.closing = true
-            let a = s.shakes.map { ($0.client, Messages.error(message, id: $0.id)) }
-                + s.noises.map { ($0.client, Messages.error(message, id: $0.id)) }
+            let a = s.shakes.map { ($0.client, Messages.error(.shuttingDown, message, id: $0.id)) }
+                + s.noises.map { ($0.client, Messages.error(.shuttingDown, message, id: $0.id)) }
             s.shakes.removeAll()
             s.noises.removeAll()
             return a

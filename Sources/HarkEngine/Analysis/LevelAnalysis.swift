@@ -79,6 +79,8 @@ public final class LevelAnalysis {
             }
             progress?(framesRead)
         }
+        // A report of no audio would read as a measurement ("LAeq –, over 0.0 s").
+        guard framesRead > 0 else { throw LevelAnalysisError.noAudio(source.warnings) }
         try pipeline.finish(emit: forward)
         var warnings = source.warnings
         if mixer.replacedSamples > 0 {
@@ -95,5 +97,18 @@ public final class LevelAnalysis {
             warnings: warnings)
         try emit(.report(report))
         return report
+    }
+}
+
+/// Why a source could not be measured at all.
+public enum LevelAnalysisError: Error, Equatable, CustomStringConvertible {
+    /// The source held no audio frames; what its reader noticed about it, if anything.
+    case noAudio([String])
+
+    public var description: String {
+        switch self {
+        case .noAudio(let notes):
+            return "no audio frames to measure" + (notes.isEmpty ? "" : " (" + notes.joined(separator: "; ") + ")")
+        }
     }
 }
