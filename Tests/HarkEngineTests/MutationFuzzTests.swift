@@ -79,6 +79,9 @@ import Testing
                 analysed += 1
             } catch is SoundFileError {
                 refused += 1
+            } catch LevelAnalysisError.noAudio {
+                // A header that now promises no frames: refused by name, not reported as silence.
+                refused += 1
             }
         }
         // Both outcomes must occur, or the mutations are not testing anything.
