@@ -36,8 +36,9 @@ public final class SoundFileReader {
     private var finished = false
     private let probe: HeaderProbe
 
-    /// Opens `path` for reading.
-    public init(path: String) throws(SoundFileError) {
+    /// Opens `path` for reading; `-` is standard input (named `/dev/stdin` in messages).
+    public init(path given: String) throws(SoundFileError) {
+        let path = given == "-" ? "/dev/stdin" : given
         self.path = path
         var st = stat()
         if stat(path, &st) != 0 {

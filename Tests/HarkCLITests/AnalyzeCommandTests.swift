@@ -212,6 +212,28 @@ import Testing
         #expect(out.contains(#""class":"report""#) && out.contains(#""duration":1.000"#))
     }
 
+    @Test func dashIsStandardInputWithTheFilesFigures() throws {
+        let file = dir.file("tone.wav")
+        _ = try Hark.run(["generate", "sine", file, "--level", "-20", "--duration", "2"])
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+        let process = Process()
+        process.executableURL = Hark.executable
+        process.arguments = ["analyze", "--json", "-"]
+        let input = Pipe(), out = Pipe()
+        process.standardInput = input
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try input.fileHandleForWriting.write(contentsOf: bytes)
+        try input.fileHandleForWriting.close()
+        let piped = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let direct = try Hark.run(["analyze", "--json", file]).stdout
+        // The same figures; only the name differs.
+        #expect(piped.replacingOccurrences(of: "/dev/stdin", with: file) == direct, "\(piped)")
+    }
+
     @Test func flacFromAPipeIsExplained() throws {
         let file = dir.file("x.flac")
         _ = try Hark.run(["generate", "pink", file, "--duration", "1"])
