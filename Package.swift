@@ -87,7 +87,7 @@ let package = Package(
         .executableTarget(
             name: "harkd",
             dependencies: [
-                "HarkDaemon", "HarkEngine",
+                "HarkDaemon", "HarkEngine", "HarkCapture",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

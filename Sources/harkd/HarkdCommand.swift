@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HarkCapture
 import HarkDaemon
 import HarkEngine
 import Logging
@@ -74,10 +75,33 @@ struct HarkdCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("This device's name in every record (default: the machine id).", valueName: "name"))
     var unit: String?
 
+    @Flag(help: "List the capture devices ALSA offers (PCM names for -D, and sound cards), then exit.")
+    var listDevices = false
+
     @Flag(help: "Log debug messages.")
     var verbose = false
 
+    /// `arecord -L` and `arecord -l` in one, for the `device` setting.
+    static func deviceList() -> String {
+        var lines = ["capture PCMs (use the name with -D or device =):"]
+        let pcms = CaptureDevices.pcms()
+        if pcms.isEmpty { lines.append("  (none: ALSA's configuration defines no PCM)") }
+        let width = min(40, pcms.map(\.name.count).max() ?? 0)
+        for p in pcms {
+            lines.append("  " + p.name.padding(toLength: max(width, p.name.count), withPad: " ", startingAt: 0) + "  " + p.description)
+        }
+        lines.append("sound cards:")
+        let cards = CaptureDevices.cards()
+        if cards.isEmpty { lines.append("  (none found: no sound card, or no permission on /dev/snd)") }
+        for c in cards { lines.append("  hw:\(c.index)  (hw:CARD=\(c.id))  \(c.name)") }
+        return lines.joined(separator: "\n")
+    }
+
     func run() async throws {
+        if listDevices {
+            print(Self.deviceList())
+            return
+        }
         LoggingSystem.bootstrap { label in DaemonLogHandler(label: label) }
         var logger = Logger(label: "harkd")
         logger.logLevel = verbose ? .debug : .info

@@ -27,6 +27,37 @@ func hark(_ arguments: [String]) throws -> String {
     return String(decoding: data, as: UTF8.self)
 }
 
+/// Runs one of the built executables to its end: its status, stdout and stderr.
+func runBuilt(_ name: String, _ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+    let p = Process()
+    p.executableURL = builtExecutable(name)
+    p.arguments = arguments
+    let out = Pipe(), err = Pipe()
+    p.standardOutput = out
+    p.standardError = err
+    try p.run()
+    // Both pipes drained at once, so neither side can fill and stall the other.
+    let errorText = Locked("")
+    let done = DispatchSemaphore(value: 0)
+    Thread {
+        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        errorText.with { $0 = text }
+        done.signal()
+    }.start()
+    let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    p.waitUntilExit()
+    done.wait()
+    return (p.terminationStatus, text, errorText.with { $0 })
+}
+
+/// A value behind a lock, for the tests' threads.
+final class Locked<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: T
+    init(_ v: T) { value = v }
+    func with<R>(_ body: (inout T) -> R) -> R { lock.withLock { body(&value) } }
+}
+
 /// A temporary folder holding a FIFO that ALSA's file plugin reads as the microphone, the ALSA
 /// configuration that says so, and a running harkd.
 final class DaemonHarness: @unchecked Sendable {
