@@ -112,3 +112,17 @@ public func markedSegments(hark: String, data: String, seconds: Int) -> Data {
     _ = FileManager.default.createFile(atPath: raw, contents: all)
     return all
 }
+
+/// A value handed to another thread that alone uses it from then on.
+public final class UncheckedBox<T>: @unchecked Sendable {
+    public let value: T
+    public init(_ value: T) { self.value = value }
+}
+
+/// A value behind a lock, shared between a benchmark's threads.
+public final class Locked<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: T
+    public init(_ value: T) { self.value = value }
+    public func with<R>(_ body: (inout T) -> R) -> R { lock.withLock { body(&value) } }
+}

@@ -107,8 +107,7 @@ final class Arrivals: @unchecked Sendable {
     var all: [(at: Double, t: Double, payload: String)] { lock.withLock { items } }
 }
 let arrivals = Arrivals()
-final class Box<T>: @unchecked Sendable { let value: T; init(_ v: T) { value = v } }
-let clientBox = Box(client)
+let clientBox = UncheckedBox(client)
 let reader = Thread {
     while let m = try? clientBox.value.readMessage(timeout: nil) {
         let now = monotonic()

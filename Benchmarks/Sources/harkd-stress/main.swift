@@ -57,12 +57,6 @@ extension SplitMix64 {
     mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
 }
 
-final class Locked<T>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: T
-    init(_ v: T) { value = v }
-    func with<R>(_ body: (inout T) -> R) -> R { lock.withLock { body(&value) } }
-}
 
 /// One harkd, its FIFO microphone and a feeder looping `audio` at `speed` × real time.
 final class Daemon: @unchecked Sendable {
@@ -162,8 +156,6 @@ final class Probe: @unchecked Sendable {
                       t[t.count / 2] * 1000, t[min(t.count - 1, t.count * 99 / 100)] * 1000, t.last! * 1000, t.count)
     }
 }
-
-final class UncheckedBox<T>: @unchecked Sendable { let value: T; init(_ v: T) { value = v } }
 
 func rawConnect(_ path: String) -> Int32? { UnixSocketAddress.connectStream(path) }
 

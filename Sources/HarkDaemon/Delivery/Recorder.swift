@@ -48,7 +48,7 @@ public final class Recorder: Sendable {
                                   created: Int64((stamp.end.timeIntervalSince1970 * 1000).rounded()), body: line)
         do {
             try spool.commit(record)
-            if trouble.withLock({ $0 }) != nil { trouble.withLock { $0 = nil } }
+            trouble.withLock { $0 = nil }
         } catch {
             let count = failed.withLock { n -> Int in n += 1; return n }
             trouble.withLock { $0 = "\(error)" }

@@ -395,15 +395,20 @@ public final class Hub: @unchecked Sendable {
             }
             return (s.airingStamps[d.payload]!, news)
         }
-        let line = Messages.detection(d, t: time, start: start, stamp: airing.stamp)
-        if airing.news {
-            logger.info("watermark \(d.payload.hex) detected (score \(String(format: "%.1f", d.score)))")
-            recorder.commit(.detection, stamp: airing.stamp, line: line)
+        // Confirmations come 20 times a second while a mark plays; most are news to no one.
+        if airing.news || !watchers.isEmpty {
+            let line = Messages.detection(d, t: time, start: start, stamp: airing.stamp)
+            if airing.news {
+                logger.info("watermark \(d.payload.hex) detected (score \(String(format: "%.1f", d.score)))")
+                recorder.commit(.detection, stamp: airing.stamp, line: line)
+            }
+            for c in watchers { c.send(line) }
         }
         deliver(answers, recorder: recorder)
-        for c in watchers { c.send(line) }
-        if !answers.isEmpty { closeFinishedConnections() }
-        if !answers.isEmpty { updateAudioNeed() }
+        if !answers.isEmpty {
+            closeFinishedConnections()
+            updateAudioNeed()
+        }
     }
 
     func level(_ levels: IntervalLevels, time: Double) {
