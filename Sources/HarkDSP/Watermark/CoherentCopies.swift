@@ -42,8 +42,8 @@ final class CoherentCopies {
 
     /// The bins kept (absolute indices, ascending), and for each spectrum bin its place among
     /// them (−1: not kept).
-    private let bins: [Int]
-    private let place: [Int32]
+    let bins: [Int]
+    let place: [Int32]
     /// Where to read the floor of each kept bin.
     private let binProbes: [ToneEnergyFrame.Probe]
     /// A kept bin's value, re √floor, in units of 1/``quantum``: noise reads about ±16, the
@@ -68,10 +68,8 @@ final class CoherentCopies {
     private let phasorIm: UnsafeMutablePointer<Float>
     private let stepRe: UnsafeMutablePointer<Float>
     private let stepIm: UnsafeMutablePointer<Float>
-    /// e^(−iωτ) at one delay τ, for spectrum bin 64a + b as `coarse[a] · fine[b]`
-    /// (see ``setRotations(delay:)``): 100 sines instead of one per bin.
-    private var coarseRotation = [SIMD2<Double>](repeating: .zero, count: 0)
-    private var fineRotation = [SIMD2<Double>](repeating: .zero, count: 64)
+    /// e^(−iωτ) at one delay τ for every bin.
+    private var rotation: BinRotation
     /// e^(−iω·step) for every bin, for the coarse and the fine step (so a scan needs no sines).
     private let coarseStepRotation: [SIMD2<Float>]
     private let fineStepRotation: [SIMD2<Float>]
@@ -101,7 +99,7 @@ final class CoherentCopies {
         phasorIm = .allocate(capacity: capacity)
         stepRe = .allocate(capacity: capacity)
         stepIm = .allocate(capacity: capacity)
-        coarseRotation = [SIMD2<Double>](repeating: .zero, count: top / 64 + 1)
+        rotation = BinRotation(bins: top, binWidth: binWidth)
         func stepRotation(_ step: Double) -> [SIMD2<Float>] {
             (0..<top).map { k in
                 let a = -2 * Double.pi * binWidth * step * Double(k)
@@ -141,7 +139,7 @@ final class CoherentCopies {
 
     /// Kept bin `j` of ring row `r`, re √floor.
     @inline(__always)
-    private func value(_ r: Int, _ j: Int) -> SIMD2<Float> {
+    func value(_ r: Int, _ j: Int) -> SIMD2<Float> {
         let q = spectra[r * binCount + j]
         return SIMD2(Float(q.x), Float(q.y)) / Self.quantum
     }
@@ -206,7 +204,7 @@ final class CoherentCopies {
         delay = bestDelay(terms: n, from: delay - Self.coarseStep, through: delay + Self.coarseStep,
                           step: Self.fineStep, stepRotation: fineStepRotation)
         lastDelay = delay
-        setRotations(delay: delay)
+        rotation.set(delay: delay)
         // Coherent energies: |Σ_copies (X/√floor)·e^(−iωτ·copy)|² / copies. Each copy enters re
         // its own floor, so a copy whose floor is high (the host or the room's noise loud at that
         // moment) weighs less than under |Σ X|² / Σ floor; on the bench's living room at SNR
@@ -239,52 +237,19 @@ final class CoherentCopies {
         }
     }
 
-    /// e^(−iωτ) at the delay of the last ``setRotations(delay:)``, for spectrum bin `k`.
-    @inline(__always)
-    private func rotation(_ k: Int) -> SIMD2<Float> {
-        let a = coarseRotation[k >> 6], b = fineRotation[k & 63]
-        return SIMD2(Float(a.x * b.x - a.y * b.y), Float(a.x * b.y + a.y * b.x))
-    }
-
-    private func setRotations(delay: Double) {
-        let w = -2 * Double.pi * binWidth * delay
-        for a in coarseRotation.indices {
-            let angle = w * Double(64 * a)
-            coarseRotation[a] = SIMD2(cos(angle), sin(angle))
-        }
-        for b in 0..<64 { fineRotation[b] = SIMD2(cos(w * Double(b)), sin(w * Double(b))) }
-    }
-
     /// The delay on the grid `from`…`through` (by `step`) that maximises Re Σ term · e^(−iωτ).
     private func bestDelay(terms n: Int, from start: Double, through end: Double, step: Double,
                            stepRotation: [SIMD2<Float>]) -> Double {
         let steps = Int(((end - start) / step).rounded()) + 1
-        setRotations(delay: start)
+        rotation.set(delay: start)
         for j in 0..<n {
             let k = Int(termBin[j])
             let r = rotation(k), q = stepRotation[k]
             phasorRe[j] = r.x; phasorIm[j] = r.y
             stepRe[j] = q.x; stepIm[j] = q.y
         }
-        var best = start, bestAgreement = -Float.infinity
-        let vectors = n / 8
-        for m in 0..<steps {
-            var sr = SIMD8<Float>.zero
-            for v in 0..<vectors {
-                let o = v * 8
-                let tr = UnsafeRawPointer(termRe + o).loadUnaligned(as: SIMD8<Float>.self)
-                let ti = UnsafeRawPointer(termIm + o).loadUnaligned(as: SIMD8<Float>.self)
-                let pr = UnsafeRawPointer(phasorRe + o).loadUnaligned(as: SIMD8<Float>.self)
-                let pi = UnsafeRawPointer(phasorIm + o).loadUnaligned(as: SIMD8<Float>.self)
-                let qr = UnsafeRawPointer(stepRe + o).loadUnaligned(as: SIMD8<Float>.self)
-                let qi = UnsafeRawPointer(stepIm + o).loadUnaligned(as: SIMD8<Float>.self)
-                sr += tr * pr - ti * pi
-                UnsafeMutableRawPointer(phasorRe + o).storeBytes(of: pr * qr - pi * qi, as: SIMD8<Float>.self)
-                UnsafeMutableRawPointer(phasorIm + o).storeBytes(of: pr * qi + pi * qr, as: SIMD8<Float>.self)
-            }
-            let agreement = sr.sum()
-            if agreement > bestAgreement { bestAgreement = agreement; best = start + Double(m) * step }
-        }
-        return best
+        let m = PhasorScan.bestStep(terms: n, count: steps, termRe: termRe, termIm: termIm, phasorRe: phasorRe,
+                                    phasorIm: phasorIm, stepRe: stepRe, stepIm: stepIm)
+        return start + Double(m) * step
     }
 }

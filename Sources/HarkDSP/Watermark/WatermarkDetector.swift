@@ -9,17 +9,18 @@ import HarkFFT
 /// now (the last 6 to 24 symbols, one to four copies of the payload; which of the 6 slots the
 /// newest symbol is; clock-scale hypotheses covering ±0.2 %) by how far its candidate tones'
 /// energies stand above the rest, which does not depend on which tone of a pair the key calls
-/// side 1. Two alignments are scored: the one with the most evidence, from its symbols' pair
-/// values added, and the one with the most among those holding some slot twice, its copies
-/// added coherently (``CoherentCopies``). Each is
-/// decoded (Viterbi, CRC-16); a decoded payload is reported only if the standardised score of
-/// its whole codeword reaches ``threshold``, which bounds false detections on unmarked audio to
-/// 10⁻⁶ per hour. Because the choice is blind to the key's sides, that bound counts two scored
-/// alignments per hop, not every alignment tried.
+/// side 1. Three alignments are scored: the one with the most evidence, read from its symbols'
+/// pair values added and again with every symbol's bins projected on one delay and gain
+/// (``CoherentSymbols``, what reads a transparent mark through a flat path), and the one with
+/// the most among those holding some slot twice, its copies added coherently
+/// (``CoherentCopies``). Each is decoded (Viterbi, CRC-16); a decoded payload is reported only
+/// if the standardised score of its whole codeword reaches ``threshold``, which bounds false
+/// detections on unmarked audio to 10⁻⁶ per hour. Because the choice is blind to the key's
+/// sides, that bound counts three scored alignments per hop, not every alignment tried.
 ///
 /// Given a **catalogue** (the campaigns known to be on air), it instead scores each catalogue
 /// payload's codeword directly and reports only those. The same 10⁻⁶-per-hour bound then runs
-/// over N payloads instead of 2³², so the threshold drops (9.58 → 7.55 for N = 100, 6.92 for
+/// over N payloads instead of 2³², so the threshold drops (9.62 → 7.60 for N = 100, 6.98 for
 /// N = 1) and weaker or shorter captures are heard.
 ///
 /// Memory is constant (2.1 MB at 48 kHz, plus 448 bytes per catalogue entry). Not thread-safe.
@@ -34,9 +35,10 @@ public final class WatermarkDetector {
     static let minimumCoherentSymbols = 7
     /// Clock-offset hypotheses, as 1 + offset.
     public static let clockScales: [Double] = stride(from: -0.002, through: 0.002, by: 0.0005).map { 1 + $0 }
-    /// Alignments scored per hop: the one with the most evidence, and the one with the most
-    /// among those holding some slot twice, added coherently.
-    static let scoredPerHop = 2
+    /// Alignments scored per hop: the one with the most evidence, read as energies and
+    /// coherently across its symbols, and the one with the most among those holding some slot
+    /// twice, its copies added coherently.
+    static let scoredPerHop = 3
     /// Alignments scored per hour of audio. Only the scored ones count: which they are is chosen
     /// without looking at the key's sides, so on unmarked audio each is a fixed alignment as far
     /// as the keyed coins are concerned (docs/watermark.md, False detections).
@@ -106,6 +108,7 @@ public final class WatermarkDetector {
     private let window: [Float]
     private var tones: ToneEnergyFrame
     private let coherent: CoherentCopies
+    private let symbols: CoherentSymbols
     private var samples: [Float] = []
     private var samplesStart = 0          // absolute index of samples[0]
     private var nextFrameStart = 0        // absolute index where the next frame begins
@@ -189,6 +192,8 @@ public final class WatermarkDetector {
                                   blockCount: tones.blockCount(spectrumBins: size / 2 + 1), ringSize: ringSize,
                                   binWidth: sampleRate / Double(size),
                                   termCapacity: 2 * WatermarkFormat.symbolsPerCopy * WatermarkFormat.pairsPerSymbol)
+        symbols = try CoherentSymbols(store: coherent, format: format, binWidth: sampleRate / Double(size),
+                                      maxSymbols: Self.maxCopies * WatermarkFormat.symbolsPerCopy)
     }
 
     /// The highest score of any codeword the decoder returned so far, whether or not its CRC
@@ -207,7 +212,7 @@ public final class WatermarkDetector {
         ringSize * Self.entrySize + ringSize * Self.evidencePerFrame * 4 + Self.entrySize * 4
             + samples.capacity * 4 + fft.size * 12
             + probes.count * MemoryLayout<(ToneEnergyFrame.Probe, ToneEnergyFrame.Probe)>.stride
-            + catalogueSigns.count * MemoryLayout<SIMD16<Float>>.stride + coherent.stateBytes
+            + catalogueSigns.count * MemoryLayout<SIMD16<Float>>.stride + coherent.stateBytes + symbols.stateBytes
     }
 
     deinit {
@@ -315,6 +320,16 @@ public final class WatermarkDetector {
         evidenceRing[(frame % ringSize) * Self.evidencePerFrame + scale * WatermarkFormat.symbolsPerCopy + slot]
     }
 
+    /// How an alignment's pair values are read.
+    enum Reading: Equatable {
+        /// Each frame's tone energies, summed over its symbols.
+        case energies
+        /// Each slot's copies added coherently (``CoherentCopies``).
+        case copies
+        /// Every symbol projected on one delay and gain (``CoherentSymbols``, flat).
+        case flat
+    }
+
     /// One way the newest frames may line up with the watermark: the last `symbols` symbols, the
     /// newest of them slot `newestSlot`, under clock scale `scale`.
     struct Alignment: Equatable {
@@ -322,8 +337,10 @@ public final class WatermarkDetector {
         /// Whole symbols combined, one copy's worth (6) up to ``maxCopies`` copies' (24).
         var symbols: Int
         var newestSlot: Int
+        /// How its pair values are read.
+        var reading = Reading.energies
         /// Whether its copies are added coherently (``CoherentCopies``) rather than as energies.
-        var coherent = false
+        var coherent: Bool { reading == .copies }
 
         /// The slot of the symbol `back` symbols before the newest.
         func slot(back: Int) -> Int {
@@ -338,6 +355,8 @@ public final class WatermarkDetector {
     /// Scratch for ``fill(_:newest:)``: a coherent alignment's copies per slot and their frames.
     private var coherentCounts = [Int](repeating: 0, count: WatermarkFormat.symbolsPerCopy)
     private var coherentFrames: [Int] = []
+    private var symbolFrames: [Int] = []
+    private var symbolSlots: [Int] = []
 
     /// Weighs every alignment ending at the newest frame and scores the two chosen.
     ///
@@ -348,7 +367,7 @@ public final class WatermarkDetector {
     ///
     /// The choice reads only the evidence (energy sums, blind to the key's sides), never the
     /// pair values, so on unmarked audio the keyed coins are as fair at the chosen alignments as
-    /// at fixed ones, and the false-detection bound counts two alignments per hop. Choosing by
+    /// at fixed ones, and the false-detection bound counts three alignments per hop. Choosing by
     /// the bound over codewords, as before, meant counting all 378 alignments a hop could score
     /// (threshold 10.10 instead of 9.58; with a catalogue of 100, 8.21 instead of 7.55): on the
     /// bench's living room at SNR 0 dB in 6 s that was 52.5 → 63.7 % decoded, 78.8 → 84.4 % with
@@ -378,10 +397,15 @@ public final class WatermarkDetector {
                 }
             }
         }
-        strongestMulti?.coherent = true
+        strongestMulti?.reading = .copies
         // Refilled in place: this runs 20 times a second.
         lastScored.removeAll(keepingCapacity: true)
-        if let strongest { lastScored.append(strongest) }
+        if let strongest {
+            lastScored.append(strongest)
+            var s = strongest
+            s.reading = .flat
+            lastScored.append(s)
+        }
         if let strongestMulti { lastScored.append(strongestMulti) }
         var best: WatermarkDetection?
         for alignment in lastScored {
@@ -392,7 +416,14 @@ public final class WatermarkDetector {
             if let d = found, d.score > (best?.score ?? -1) { best = d }
         }
         guard let detection = best else { return nil }
-        return airings.isNews(detection.payload, time: detection.time, windowStart: detection.windowStart) ? detection : nil
+        return airings.isNews(detection.payload, time: detection.time, windowStart: detection.windowStart,
+                              copyStart: detection.start) ? detection : nil
+    }
+
+    /// Alignment `c`'s pair values at the newest frame, for tests.
+    func pairValues(_ c: Alignment) -> [Float] {
+        fill(c, newest: frameCount - 1)
+        return Array(UnsafeBufferPointer(start: values, count: PairLayout.valueCount))
     }
 
     /// Puts alignment `c`'s pair values into ``values``: summed over its symbols (one keyed coin
@@ -400,6 +431,21 @@ public final class WatermarkDetector {
     private func fill(_ c: Alignment, newest: Int) {
         let S = WatermarkFormat.symbolsPerCopy
         let pps = WatermarkFormat.pairsPerSymbol
+        if c.reading == .flat {
+            symbolFrames.removeAll(keepingCapacity: true)
+            symbolSlots.removeAll(keepingCapacity: true)
+            for back in stride(from: c.symbols - 1, through: 0, by: -1) {
+                symbolFrames.append(newest - back * framesPerSymbol)
+                symbolSlots.append(c.slot(back: back))
+            }
+            let interval = Double(framesPerSymbol * hopLength) / sampleRate
+            let centre = interval - WatermarkFormat.symbolDuration / Self.clockScales[c.scale]
+            probes.withUnsafeBufferPointer { all in
+                let slice = UnsafeBufferPointer(rebasing: all[(c.scale * S * pps)..<((c.scale + 1) * S * pps)])
+                symbols.pairValues(frames: symbolFrames, slots: symbolSlots, probes: slice, driftCentre: centre, into: values)
+            }
+            return
+        }
         if c.coherent {
             // Each slot's frames, oldest first, slot after slot; refilled in place, as this runs
             // at every hop.

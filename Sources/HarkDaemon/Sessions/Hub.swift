@@ -384,13 +384,13 @@ public final class Hub: @unchecked Sendable {
                 return true
             }
             let windowStart = time - (d.time - d.windowStart)
-            let news = s.logged.isNews(d.payload, time: time, windowStart: windowStart)
+            let news = s.logged.isNews(d.payload, time: time, windowStart: windowStart, copyStart: start)
             if news || s.airingStamps[d.payload] == nil {
                 if s.airingStamps.count > 64 { s.airingStamps = [:] }
                 s.airingStamps[d.payload] = recorder.stamp(start: now.addingTimeInterval(-(time - start)), end: now)
             }
             for (id, var c) in s.clients where c.watching.contains(.detection) {
-                if c.airings.isNews(d.payload, time: time, windowStart: windowStart) { watchers.append(c.connection) }
+                if c.airings.isNews(d.payload, time: time, windowStart: windowStart, copyStart: start) { watchers.append(c.connection) }
                 s.clients[id] = c
             }
             return (s.airingStamps[d.payload]!, news)
