@@ -23,8 +23,9 @@ public struct OutputFormat: Equatable, Sendable, CustomStringConvertible {
 
     /// The format for an output path, from its extension; `encoding` defaults to 16-bit PCM
     /// (Vorbis for .ogg). `.raw` is headerless little-endian, as ALSA's `file` plugin reads.
+    /// `-` (standard output) is WAV.
     public static func forPath(_ path: String, encoding: Encoding? = nil) throws(SoundFileError) -> OutputFormat {
-        let ext = path.split(separator: "/").last.flatMap { name -> Substring? in
+        let ext = path == "-" ? "wav" : path.split(separator: "/").last.flatMap { name -> Substring? in
             guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
             return name[name.index(after: dot)...]
         }.map { $0.lowercased() } ?? ""

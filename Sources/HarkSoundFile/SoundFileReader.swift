@@ -98,6 +98,13 @@ public final class SoundFileReader {
         // Prefer the header's own claim: libsndfile trims it to what the file holds. On a stream
         // of unknown length libsndfile reports SF_COUNT_MAX, which declares nothing.
         var declared = info.frames >= Int64.max / 2 ? 0 : Int64(info.frames)
+        // A stream's WAV header carries a placeholder length where the true one is not yet
+        // known: 0xFFFFFFFF (ffmpeg, hark itself) or 0x7FFFFFFF (arecord). Through a pipe that
+        // reads as some 2 GB declared, which is no declaration at all.
+        if (st.st_mode & S_IFMT) != S_IFREG,
+           Int64(info.frames) * Int64(max(1, info.channels)) * Int64(Self.bytesPerSample(format: info.format)) >= 0x7FFF_0000 {
+            declared = 0
+        }
         if unfinalised == nil, let claimed = probe.declaredFrames, claimed > declared { declared = claimed }
         declaredFrames = declared
         if let bytes = unfinalised { warnings.append(.unfinalisedHeader(path: path, bytes: bytes)) }
@@ -153,6 +160,17 @@ public final class SoundFileReader {
     }
 
     // MARK: - libsndfile plumbing
+
+    /// Bytes a sample of libsndfile format `format` takes in a WAV data chunk (2 when unsure).
+    static func bytesPerSample(format: Int32) -> Int {
+        switch Int(format) & SF_FORMAT_SUBMASK {
+        case SF_FORMAT_PCM_S8, SF_FORMAT_PCM_U8, SF_FORMAT_ULAW, SF_FORMAT_ALAW: return 1
+        case SF_FORMAT_PCM_24: return 3
+        case SF_FORMAT_PCM_32, SF_FORMAT_FLOAT: return 4
+        case SF_FORMAT_DOUBLE: return 8
+        default: return 2
+        }
+    }
 
     /// WAV format tags libsndfile decodes.
     static let knownWaveTags: Set<UInt16> = [0x0001, 0x0002, 0x0003, 0x0006, 0x0007, 0x0011, 0x0031, 0x0040, 0xFFFE]

@@ -6,7 +6,9 @@ import Foundation
 /// The audio goes to a temporary file beside the destination, renamed into place by
 /// ``finish()``: an interrupted or failed write never leaves a half-written file under the
 /// requested name. Samples beyond full scale are clipped (and counted) for integer encodings.
-/// Owns its `SNDFILE*`; not thread-safe.
+/// The path `-` is standard output, written as a WAV stream as it goes (``StreamedWAV``):
+/// nothing can be taken back there, so ``abandon()`` only stops. Owns its `SNDFILE*`; not
+/// thread-safe.
 public final class SoundFileWriter {
     public let path: String
     public let sampleRate: Int
@@ -18,6 +20,7 @@ public final class SoundFileWriter {
     public private(set) var framesWritten: Int64 = 0
 
     private var handle: OpaquePointer?
+    private var stream: StreamedWAV?
     private let temporaryPath: String
 
     public init(path: String, sampleRate: Int, channels: Int, format: OutputFormat) throws(SoundFileError) {
@@ -31,6 +34,14 @@ public final class SoundFileWriter {
         self.sampleRate = sampleRate
         self.channels = channels
         self.format = format
+        if path == "-" {
+            temporaryPath = ""
+            guard format.container == .wav else {
+                throw .unsupportedOutputEncoding(path: path, detail: "standard output is written as WAV, not \(format.container.rawValue.uppercased())")
+            }
+            stream = try StreamedWAV(fd: STDOUT_FILENO, sampleRate: sampleRate, channels: channels, encoding: format.encoding)
+            return
+        }
         let url = URL(fileURLWithPath: path)
         temporaryPath = url.deletingLastPathComponent()
             .appendingPathComponent(".\(url.lastPathComponent).\(getpid()).partial").path
@@ -57,12 +68,17 @@ public final class SoundFileWriter {
 
     /// Appends `samples` (interleaved, a whole number of frames).
     public func write(_ samples: UnsafeBufferPointer<Float>) throws(SoundFileError) {
-        guard let h = handle else { throw .writeFailed(path: path, detail: "already finished") }
         precondition(samples.count % channels == 0, "partial frame")
         if format.encoding.isInteger {
             for s in samples where s > 1 || s < -1 { clippedSamples += 1 }
         }
         let frames = samples.count / channels
+        if let stream {
+            try stream.write(samples)
+            framesWritten += Int64(frames)
+            return
+        }
+        guard let h = handle else { throw .writeFailed(path: path, detail: "already finished") }
         let written = sf_writef_float(h, samples.baseAddress, sf_count_t(frames))
         guard written == frames else {
             let detail = String(cString: sf_strerror(h))
@@ -74,6 +90,11 @@ public final class SoundFileWriter {
 
     /// Completes the file and moves it into place.
     public func finish() throws(SoundFileError) {
+        if let stream {
+            stream.finish()
+            self.stream = nil
+            return
+        }
         guard let h = handle else { return }
         handle = nil
         let status = sf_close(h)
@@ -90,8 +111,9 @@ public final class SoundFileWriter {
 
     /// Discards what was written.
     public func abandon() {
+        stream = nil
         if let h = handle { sf_close(h) }
         handle = nil
-        unlink(temporaryPath)
+        if !temporaryPath.isEmpty { unlink(temporaryPath) }
     }
 }

@@ -234,6 +234,69 @@ import Testing
         #expect(piped.replacingOccurrences(of: "/dev/stdin", with: file) == direct, "\(piped)")
     }
 
+    @Test func audioWrittenToStandardOutputPipesIntoAnalyze() throws {
+        // hark generate pink - | hark analyze --json -, two processes and a real pipe.
+        let producer = Process(), consumer = Process()
+        producer.executableURL = Hark.executable
+        producer.arguments = ["generate", "pink", "-", "--duration", "2", "--seed", "3"]
+        consumer.executableURL = Hark.executable
+        consumer.arguments = ["analyze", "--json", "-"]
+        let pipe = Pipe(), out = Pipe(), err = Pipe(), producerErr = Pipe()
+        producer.standardOutput = pipe
+        producer.standardError = producerErr
+        consumer.standardInput = pipe
+        consumer.standardOutput = out
+        consumer.standardError = err
+        try producer.run()
+        try consumer.run()
+        let piped = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let warnings = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let report = String(decoding: producerErr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        producer.waitUntilExit()
+        consumer.waitUntilExit()
+        #expect(producer.terminationStatus == 0 && consumer.terminationStatus == 0, "\(warnings)")
+        // What generate says it wrote goes to standard error, not into the audio.
+        #expect(report.hasPrefix("wrote -: pink, 2.000 s"), "\(report)")
+        // The stream's header carries the placeholder length: no "missing audio" warning.
+        #expect(warnings.isEmpty, "\(warnings)")
+        let file = dir.file("pink.wav")
+        _ = try Hark.run(["generate", "pink", file, "--duration", "2", "--seed", "3"])
+        let direct = try Hark.run(["analyze", "--json", file]).stdout
+        #expect(piped.replacingOccurrences(of: "/dev/stdin", with: file) == direct, "\(piped)")
+    }
+
+    @Test func audioWrittenToStandardOutputInAFileGetsItsLengths() throws {
+        // Standard output redirected to a file can seek: the placeholders are filled in.
+        let file = dir.file("redirected.wav")
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", "\"$0\" generate sine - --duration 1 --encoding f32 > \"$1\" 2>/dev/null", Hark.executable.path, file]
+        try shell.run()
+        shell.waitUntilExit()
+        let data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+        func u32(_ at: Int) -> Int { Int(data[at]) | Int(data[at + 1]) << 8 | Int(data[at + 2]) << 16 | Int(data[at + 3]) << 24 }
+        #expect(data.count == 44 + 48_000 * 4)
+        #expect(u32(4) == data.count - 8 && u32(40) == 48_000 * 4)
+        let analysed = try Hark.run(["analyze", file])
+        #expect(analysed.status == 0 && analysed.stderr.isEmpty && analysed.stdout.contains("32 bit float"), "\(analysed.stderr)")
+        // 16-bit samples are converted as libsndfile converts them: the same bytes as by path.
+        let streamed = dir.file("streamed.wav"), byPath = dir.file("by-path.wav")
+        let again = Process()
+        again.executableURL = URL(fileURLWithPath: "/bin/sh")
+        again.arguments = ["-c", "\"$0\" generate pink - --duration 1 --seed 2 > \"$1\" 2>/dev/null", Hark.executable.path, streamed]
+        try again.run()
+        again.waitUntilExit()
+        _ = try Hark.run(["generate", "pink", byPath, "--duration", "1", "--seed", "2"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: streamed)) == Data(contentsOf: URL(fileURLWithPath: byPath)))
+    }
+
+    @Test func arecordsPlaceholderLengthThroughAPipeIsNoTruncation() throws {
+        // arecord writing to a pipe declares 0x7FFFFFFF bytes of data.
+        let (status, out, err) = try analysePiped(Data(wav(frames: 24_000, declaredDataBytes: 0x7FFF_FFFF)))
+        #expect(status == 0 && out.contains(#""duration":0.500"#), "\(out)")
+        #expect(!err.contains("missing"), "\(err)")
+    }
+
     @Test func flacFromAPipeIsExplained() throws {
         let file = dir.file("x.flac")
         _ = try Hark.run(["generate", "pink", file, "--duration", "1"])

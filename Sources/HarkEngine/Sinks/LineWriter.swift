@@ -10,6 +10,12 @@ public final class LineWriter: Sendable {
     public static let standardOutput = LineWriter(fd: STDOUT_FILENO)
     public static let standardError = LineWriter(fd: STDERR_FILENO)
 
+    /// Where a command reports what it wrote to `output`: standard output, unless the audio
+    /// itself goes there (`-`).
+    public static func report(writing output: String) -> LineWriter {
+        output == "-" ? standardError : standardOutput
+    }
+
     public let fd: Int32
     private let lock = NSLock()
 

@@ -59,7 +59,7 @@ struct Embed: ParsableCommand {
             Diagnostics.error(error.description)
             throw ExitCode.failure
         }
-        try LineWriter.standardOutput.write(line: String(
+        try LineWriter.report(writing: output).write(line: String(
             format: "wrote %@: payload %@, %.2f s; watermark %.1f dB re host overall, closest 1/3-octave band %.1f dB (%@ Hz)%@",
             output, try WatermarkPayload(hex: payload).hex, result.duration, result.ratio, result.worstBand.ratio,
             result.worstBand.label, result.limitedSamples > 0 ? "; reduced at \(result.limitedSamples) samples to avoid clipping" : ""))

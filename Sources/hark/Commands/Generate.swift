@@ -160,7 +160,7 @@ struct Generate: ParsableCommand {
         }
         let rms = Decibels.level(meanSquare: energy / Double(max(total, 1)))
         let peakText = peak > 0 ? String(format: "%.2f dBFS peak", 20 * log10(Double(peak))) : "silent"
-        try LineWriter.standardOutput.write(line: String(
+        try LineWriter.report(writing: output).write(line: String(
             format: "wrote %@: %@, %.3f s, %d Hz, %d channel%@, %@; level %@ dB re full-scale sine, %@",
             output, kind.rawValue, Double(total) / sampleRate, rate, channels, channels == 1 ? "" : "s",
             writer.format.description, rms.map { String(format: "%.2f", $0) } ?? "–", peakText))

@@ -99,6 +99,6 @@ struct Simulate: ParsableCommand {
             Diagnostics.error(error.description)
             throw ExitCode.failure
         }
-        try LineWriter.standardOutput.write(line: "wrote \(output)")
+        try LineWriter.report(writing: output).write(line: "wrote \(output)")
     }
 }
