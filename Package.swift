@@ -4,6 +4,7 @@ import PackageDescription
 // Layering (data flows one way: source → frames → analysers → events → sinks):
 //   CFFTW, CSndFile,     thin system-library targets, C headers only
 //   CSQLite, CMosquitto,
+//   CCairo
 //   CALSA                (CALSAShim: the few lines of C that ALSA's variadic log handler needs)
 //   HarkFFT              owns FFTW plans and buffers
 //   HarkSoundFile        owns libsndfile handles; audio files in and out
@@ -12,6 +13,7 @@ import PackageDescription
 //   HarkCapture          owns ALSA PCM handles; the capture thread and its ring buffer
 //   HarkSpool            owns the SQLite connection: the durable queue of records to deliver
 //   HarkMQTT             owns the libmosquitto client handle: the uplink's transport
+//   HarkPlot             owns cairo surfaces: levels, spectra and spectrograms as PNG or SVG
 //   HarkEngine           wires a source through the analysers into events and sinks
 //   HarkDaemon           harkd's service: sessions, the JSON-lines socket protocol (SwiftNIO),
 //                        configuration, systemd integration
@@ -55,12 +57,17 @@ let package = Package(
         .systemLibrary(
             name: "CMosquitto",
             providers: [.apt(["libmosquitto-dev"])]),
+        // Only `hark` links cairo (for `hark plot`); harkd does not.
+        .systemLibrary(
+            name: "CCairo", pkgConfig: "cairo",
+            providers: [.apt(["libcairo2-dev"])]),
         .target(name: "CALSAShim", dependencies: ["CALSA"]),
         .target(name: "HarkCapture", dependencies: ["CALSA", "CALSAShim"]),
         .target(name: "HarkFFT", dependencies: ["CFFTW"]),
         .target(name: "HarkSoundFile", dependencies: ["CSndFile"]),
         .target(name: "HarkSpool", dependencies: ["CSQLite"]),
         .target(name: "HarkMQTT", dependencies: ["CMosquitto"]),
+        .target(name: "HarkPlot", dependencies: ["CCairo"]),
         // Optimised in debug builds too: unoptimised, the watermark detector's vector code runs
         // at about 2.5x real time (190x optimised), too slow for harkd to keep up with the
         // 2x-real-time capture the daemon tests feed it (the tests build everything in debug).
@@ -81,7 +88,7 @@ let package = Package(
         .executableTarget(
             name: "hark",
             dependencies: [
-                "HarkEngine", "HarkDSP", "HarkSoundFile", "HarkClient", "HarkSpool",
+                "HarkEngine", "HarkDSP", "HarkSoundFile", "HarkClient", "HarkSpool", "HarkPlot",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .executableTarget(
@@ -96,8 +103,9 @@ let package = Package(
         .testTarget(name: "HarkDSPTests", dependencies: ["HarkDSP"]),
         .testTarget(name: "HarkSoundFileTests", dependencies: ["HarkSoundFile"]),
         .testTarget(name: "HarkSpoolTests", dependencies: ["HarkSpool"]),
+        .testTarget(name: "HarkPlotTests", dependencies: ["HarkPlot"]),
         .testTarget(name: "HarkEngineTests", dependencies: ["HarkEngine"]),
-        .testTarget(name: "HarkCLITests", dependencies: ["hark"]),
+        .testTarget(name: "HarkCLITests", dependencies: ["hark", "HarkPlot"]),
         // Test doubles for capture (ALSA file-plugin configurations, fault injection), shared
         // by the capture and daemon tests.
         .target(name: "HarkCaptureTesting", dependencies: ["HarkCapture"], path: "Tests/HarkCaptureTesting"),

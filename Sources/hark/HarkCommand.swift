@@ -10,7 +10,7 @@ struct HarkCommand: ParsableCommand {
         commandName: "hark",
         abstract: "Measure sound levels, generate test signals and calibrate a microphone.",
         version: Hark.version,
-        subcommands: [Analyze.self, Generate.self, Calibrate.self, Embed.self, Detect.self, Simulate.self, Bench.self,
+        subcommands: [Analyze.self, Plot.self, Generate.self, Calibrate.self, Embed.self, Detect.self, Simulate.self, Bench.self,
                       Feed.self, Status.self, Watch.self, Shake.self, Noise.self, SpoolCommand.self])
 
     /// Like ArgumentParser's `main()`, but every error is one line on stderr (the usage text

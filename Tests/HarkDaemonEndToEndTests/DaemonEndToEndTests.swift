@@ -86,6 +86,23 @@ final class UncheckedBox<T>: @unchecked Sendable {
         h.terminate()
     }
 
+    @Test func noisePlotDrawsTheSession() throws {
+        // hark noise --plot: the session's levels and report become a picture.
+        let h = try DaemonHarness()
+        try hark(["generate", "sine", h.dir + "/tone.wav", "--frequency", "1000", "--level", "-23", "--duration", "6"])
+        let raw = try h.raw(from: h.dir + "/tone.wav", name: "tone.raw")
+        try h.start()
+        h.feed(raw, speed: 2)
+        let picture = h.dir + "/noise.png"
+        let run = try runBuilt("hark", ["noise", "--seconds", "3", "--plot", picture, "--socket", h.socket])
+        #expect(run.status == 0, "\(run.err)")
+        let png = try Data(contentsOf: URL(fileURLWithPath: picture))
+        #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000, "\(png.count) bytes")
+        let bad = try runBuilt("hark", ["noise", "--seconds", "1", "--plot", h.dir + "/noise.bmp", "--socket", h.socket])
+        #expect(bad.status == 64 && bad.err.contains("must end in .png or .svg"))
+        h.terminate()
+    }
+
     @Test func hundredWatchersGetTheDetectionAndASilentReaderIsDropped() throws {
         let h = try DaemonHarness()
         try hark(["generate", "music", h.dir + "/host.wav", "--duration", "20"])

@@ -148,14 +148,39 @@ struct Noise: ParsableCommand {
     @Option(help: ArgumentHelp("How long to measure.", valueName: "s"))
     var seconds = 10.0
 
+    @Option(help: ArgumentHelp("Also draw the session (LAF, LCpeak, then the report's statistics and spectrum) into this PNG or SVG, redrawn every second while it runs.", valueName: "path"))
+    var plot: String?
+
+    func validate() throws {
+        if let plot, !(plot.lowercased().hasSuffix(".png") || plot.lowercased().hasSuffix(".svg")) {
+            throw ValidationError("the picture's name must end in .png or .svg, not '\(plot)'")
+        }
+    }
+
     func run() throws {
         let c = try daemon.connect()
         try? c.send(["cmd": "noise", "seconds": seconds, "id": "hark-\(getpid())"])
         let out = LineWriter.standardOutput
         let live = out.isTerminal && !daemon.json
+        var session = "", drawn = 0.0
+        func draw() throws {
+            guard let plot else { return }
+            var data = try Plot.parseLog(session, name: "noise", requireData: false)
+            data.title = "harkd noise session" + data.title.drop { $0 != ":" }
+            if data.duration < seconds, data.statistics.isEmpty { data.duration = seconds }
+            do { try Plot.render(data, to: plot, width: 1200, height: 900) } catch {
+                Diagnostics.error("\(error)")
+                throw ExitCode.failure
+            }
+        }
+        defer { if plot != nil, !session.isEmpty { try? draw() } }
         while true {
             let (raw, o) = try nextMessage(c)
             try check(o)
+            if plot != nil, ["level", "report"].contains(o["class"] as? String ?? "") {
+                session += raw + "\n"
+                if let t = o["t"] as? Double, t - drawn >= 1 { drawn = t; try draw() }
+            }
             if daemon.json {
                 try out.write(line: raw)
                 if o["class"] as? String == "report" { return }

@@ -1,0 +1,249 @@
+import Foundation
+
+/// What a measurement picture shows: levels over time, the spectrum over the whole, and (from
+/// audio) a spectrogram, with watermark detections marked on the time axes.
+public struct PlotData {
+    /// One interval of the meter: its end time, its LAF at the end, its LAeq, its LCpeak.
+    public struct Interval {
+        public var time: Double
+        public var duration: Double
+        public var LAF: Double?
+        public var LAeq: Double?
+        public var LCpeak: Double?
+        public init(time: Double, duration: Double, LAF: Double?, LAeq: Double?, LCpeak: Double?) {
+            (self.time, self.duration, self.LAF, self.LAeq, self.LCpeak) = (time, duration, LAF, LAeq, LCpeak)
+        }
+    }
+
+    /// A spectrogram's power, dB, `levels[column][row]` on `frequencies` (row 0 the lowest).
+    public struct SpectrogramImage {
+        public var frequencies: [Double]
+        public var levels: [[Double]]
+        public init(frequencies: [Double], levels: [[Double]]) { (self.frequencies, self.levels) = (frequencies, levels) }
+    }
+
+    public var title: String
+    public var duration: Double
+    /// "dB re full-scale sine", or "dB SPL" once calibrated.
+    public var unit: String
+    public var intervals: [Interval] = []
+    /// The statistical levels drawn across the level panel, e.g. ("LA10", −22.1).
+    public var statistics: [(label: String, level: Double)] = []
+    public var bands: [(label: String, level: Double?)] = []
+    public var detections: [(time: Double, label: String)] = []
+    public var spectrogram: SpectrogramImage?
+
+    public init(title: String, duration: Double, unit: String) {
+        (self.title, self.duration, self.unit) = (title, duration, unit)
+    }
+
+    /// The energy average from the start to the end of each interval.
+    public var runningLAeq: [Double?] {
+        var energy = 0.0, time = 0.0
+        return intervals.map { i in
+            if let l = i.LAeq { energy += pow(10, l / 10) * i.duration; time += i.duration }
+            return time > 0 && energy > 0 ? 10 * log10(energy / time) : nil
+        }
+    }
+}
+
+/// Draws ``PlotData`` on a ``Canvas``: axes with units and ticks, a legend, titles.
+public enum LevelPlot {
+    static let left = 78.0, right = 170.0, top = 48.0, gap = 64.0
+
+    public static func draw(_ data: PlotData, on canvas: Canvas) {
+        canvas.setColour(0, 0, 0)
+        canvas.text(data.title, x: left, y: 28, size: 16, bold: true)
+        let plotWidth = canvas.width - left - right
+        let usable = canvas.height - top - 3 * gap
+        let hasSpectrogram = data.spectrogram != nil
+        let levelHeight = usable * (hasSpectrogram ? 0.42 : 0.62)
+        let spectrogramHeight = hasSpectrogram ? usable * 0.30 : 0
+        let spectrumHeight = usable - levelHeight - spectrogramHeight
+        var y = top
+        drawLevels(data, on: canvas, x: left, y: y, width: plotWidth, height: levelHeight)
+        y += levelHeight + gap
+        if let s = data.spectrogram {
+            drawSpectrogram(s, data: data, on: canvas, x: left, y: y, width: plotWidth, height: spectrogramHeight)
+            y += spectrogramHeight + gap
+        }
+        drawSpectrum(data, on: canvas, x: left, y: y, width: plotWidth, height: spectrumHeight)
+    }
+
+    // MARK: - Panels
+
+    static let colours: [(String, (Double, Double, Double))] = [
+        ("LAF", (0.12, 0.35, 0.75)), ("LAeq, running", (0.85, 0.35, 0.1)), ("LCpeak", (0.45, 0.45, 0.45)),
+    ]
+
+    static func drawLevels(_ data: PlotData, on c: Canvas, x: Double, y: Double, width: Double, height: Double) {
+        let running = data.runningLAeq
+        var values = data.intervals.flatMap { [$0.LAF, $0.LCpeak] }.compactMap { $0 } + running.compactMap { $0 }
+        values += data.statistics.map(\.level)
+        let (lo, hi) = range(values, step: 10, fallback: (-80, 0))
+        let duration = max(data.duration, data.intervals.last?.time ?? 0, 1e-3)
+        func px(_ t: Double) -> Double { x + width * t / duration }
+        func py(_ l: Double) -> Double { y + height * (1 - (l - lo) / (hi - lo)) }
+        frame(c, x: x, y: y, width: width, height: height)
+        yTicks(c, lo: lo, hi: hi, step: 10, x: x, y: y, width: width, height: height, format: { String(format: "%.0f", $0) })
+        timeTicks(c, duration: duration, x: x, y: y + height, width: width)
+        c.text("level (\(data.unit))", x: x - 52, y: y + height / 2, size: 11, anchor: .centre, rotated: true)
+        c.text("time (s)", x: x + width / 2, y: y + height + 34, size: 11, anchor: .centre)
+        let series: [[Double?]] = [data.intervals.map(\.LAF), running, data.intervals.map(\.LCpeak)]
+        for (k, s) in series.enumerated() {
+            let (r, g, b) = colours[k].1
+            c.setColour(r, g, b)
+            c.polyline(zip(data.intervals, s).map { i, l in l.map { (px(i.time), py($0)) } }, width: k == 2 ? 1 : 1.6)
+        }
+        c.setColour(0.2, 0.6, 0.2)
+        for (label, level) in data.statistics {
+            c.line(from: (x, py(level)), to: (x + width, py(level)), width: 0.8, dash: [5, 4])
+            c.text("\(label) \(String(format: "%.1f", level))", x: x + width - 4, y: py(level) - 3, size: 10, anchor: .right)
+        }
+        markDetections(data, on: c, x: x, y: y, width: width, height: height, duration: duration, labels: true)
+        // Legend.
+        var ly = y + 12
+        for (name, (r, g, b)) in colours {
+            c.setColour(r, g, b)
+            c.line(from: (x + width + 8, ly - 4), to: (x + width + 30, ly - 4), width: 2)
+            c.setColour(0, 0, 0)
+            c.text(name, x: x + width + 36, y: ly, size: 11)
+            ly += 16
+        }
+        if !data.detections.isEmpty {
+            c.setColour(0.7, 0.1, 0.6)
+            c.line(from: (x + width + 8, ly - 4), to: (x + width + 30, ly - 4), width: 2, dash: [3, 2])
+            c.setColour(0, 0, 0)
+            c.text("watermark", x: x + width + 36, y: ly, size: 11)
+        }
+    }
+
+    static func drawSpectrogram(_ s: PlotData.SpectrogramImage, data: PlotData, on c: Canvas, x: Double, y: Double,
+                                width: Double, height: Double) {
+        let all = s.levels.flatMap { $0 }.filter(\.isFinite)
+        let top = (all.max() ?? 0).rounded(.up)
+        let floor = top - 80
+        c.raster(x: x, y: y, width: width, height: height, columns: s.levels.count, rows: s.frequencies.count) { col, row in
+            let l = s.levels[col][row]
+            return colourMap(l.isFinite ? (l - floor) / (top - floor) : 0)
+        }
+        frame(c, x: x, y: y, width: width, height: height)
+        let duration = max(data.duration, 1e-3)
+        timeTicks(c, duration: duration, x: x, y: y + height, width: width)
+        // Frequency ticks on the rows' (logarithmic) scale.
+        if let f0 = s.frequencies.first, let f1 = s.frequencies.last, f1 > f0 {
+            for f in [50.0, 100, 200, 500, 1000, 2000, 5000, 10000, 20000] where f >= f0 && f <= f1 {
+                let ty = y + height * (1 - log(f / f0) / log(f1 / f0))
+                c.setColour(0, 0, 0)
+                c.line(from: (x - 4, ty), to: (x, ty))
+                c.text(f >= 1000 ? "\(Int(f / 1000))k" : "\(Int(f))", x: x - 7, y: ty + 4, size: 10, anchor: .right)
+            }
+        }
+        c.setColour(0, 0, 0)
+        c.text("frequency (Hz)", x: x - 52, y: y + height / 2, size: 11, anchor: .centre, rotated: true)
+        c.text(String(format: "spectrogram, %.0f dB range", top - floor), x: x + width + 8, y: y + 12, size: 11)
+        for k in 0...4 {
+            let v = Double(k) / 4
+            let (r, g, b) = colourMap(v)
+            c.setColour(Double(r) / 255, Double(g) / 255, Double(b) / 255)
+            c.rectangle(x: x + width + 8, y: y + 22 + Double(4 - k) * 16, width: 14, height: 14)
+            c.setColour(0, 0, 0)
+            c.text(String(format: "%.0f", floor + v * (top - floor)), x: x + width + 28, y: y + 33 + Double(4 - k) * 16, size: 10)
+        }
+        markDetections(data, on: c, x: x, y: y, width: width, height: height, duration: duration, labels: false)
+    }
+
+    static func drawSpectrum(_ data: PlotData, on c: Canvas, x: Double, y: Double, width: Double, height: Double) {
+        let levels = data.bands.compactMap(\.level)
+        let (lo, hi) = range(levels, step: 10, fallback: (-80, 0))
+        frame(c, x: x, y: y, width: width, height: height)
+        yTicks(c, lo: lo, hi: hi, step: 10, x: x, y: y, width: width, height: height, format: { String(format: "%.0f", $0) })
+        guard !data.bands.isEmpty else { return }
+        let slot = width / Double(data.bands.count)
+        for (i, band) in data.bands.enumerated() {
+            let bx = x + Double(i) * slot
+            if let l = band.level {
+                let h = height * (l - lo) / (hi - lo)
+                c.setColour(0.25, 0.45, 0.7)
+                c.rectangle(x: bx + slot * 0.15, y: y + height - h, width: slot * 0.7, height: h)
+            }
+            if i % 3 == 0 {
+                c.setColour(0, 0, 0)
+                c.text(band.label, x: bx + slot / 2, y: y + height + 16, size: 10, anchor: .centre)
+            }
+        }
+        c.setColour(0, 0, 0)
+        c.text("level (\(data.unit))", x: x - 52, y: y + height / 2, size: 11, anchor: .centre, rotated: true)
+        c.text("1/3-octave band (Hz), Leq over the whole", x: x + width / 2, y: y + height + 34, size: 11, anchor: .centre)
+    }
+
+    // MARK: - Pieces
+
+    static func markDetections(_ data: PlotData, on c: Canvas, x: Double, y: Double, width: Double, height: Double,
+                               duration: Double, labels: Bool) {
+        for d in data.detections where d.time >= 0 && d.time <= duration {
+            let dx = x + width * d.time / duration
+            c.setColour(0.7, 0.1, 0.6)
+            c.line(from: (dx, y), to: (dx, y + height), width: 1.5, dash: [3, 2])
+            if labels { c.text(d.label, x: dx + 3, y: y + 12, size: 10) }
+        }
+    }
+
+    static func frame(_ c: Canvas, x: Double, y: Double, width: Double, height: Double) {
+        c.setColour(0, 0, 0)
+        c.rectangle(x: x, y: y, width: width, height: height, fill: false)
+    }
+
+    static func yTicks(_ c: Canvas, lo: Double, hi: Double, step: Double, x: Double, y: Double, width: Double, height: Double,
+                       format: (Double) -> String) {
+        var v = lo
+        while v <= hi + 1e-9 {
+            let ty = y + height * (1 - (v - lo) / (hi - lo))
+            c.setColour(0.88, 0.88, 0.88)
+            c.line(from: (x, ty), to: (x + width, ty), width: 0.6)
+            c.setColour(0, 0, 0)
+            c.text(format(v), x: x - 7, y: ty + 4, size: 10, anchor: .right)
+            v += step
+        }
+    }
+
+    static func timeTicks(_ c: Canvas, duration: Double, x: Double, y: Double, width: Double) {
+        let step = niceStep(duration / 8)
+        var t = 0.0
+        c.setColour(0, 0, 0)
+        while t <= duration + 1e-9 {
+            let tx = x + width * t / duration
+            c.line(from: (tx, y), to: (tx, y + 4))
+            c.text(step < 1 ? String(format: "%.1f", t) : String(format: "%.0f", t), x: tx, y: y + 16, size: 10, anchor: .centre)
+            t += step
+        }
+    }
+
+    /// 1, 2 or 5 times a power of ten, at least `raw`.
+    public static func niceStep(_ raw: Double) -> Double {
+        guard raw > 0, raw.isFinite else { return 1 }
+        let p = pow(10, (log10(raw)).rounded(.down))
+        for m in [1.0, 2, 5, 10] where m * p >= raw { return m * p }
+        return 10 * p
+    }
+
+    /// The axis range: whole `step`s around the values, at least two steps tall.
+    static func range(_ values: [Double], step: Double, fallback: (Double, Double)) -> (Double, Double) {
+        let finite = values.filter(\.isFinite)
+        guard let lo = finite.min(), let hi = finite.max() else { return fallback }
+        let a = ((lo - 2) / step).rounded(.down) * step
+        var b = ((hi + 2) / step).rounded(.up) * step
+        if b - a < 2 * step { b = a + 2 * step }
+        return (a, b)
+    }
+
+    /// Black through blue, magenta and orange to pale yellow, for v in 0…1.
+    static func colourMap(_ v: Double) -> (UInt8, UInt8, UInt8) {
+        let stops: [(Double, Double, Double)] = [(0, 0, 0.02), (0.15, 0.05, 0.45), (0.6, 0.1, 0.5), (0.95, 0.45, 0.1), (1, 0.95, 0.65)]
+        let x = max(0, min(1, v)) * Double(stops.count - 1)
+        let i = min(stops.count - 2, Int(x)), f = x - Double(i)
+        let a = stops[i], b = stops[i + 1]
+        func mix(_ p: Double, _ q: Double) -> UInt8 { UInt8(max(0, min(255, (p + (q - p) * f) * 255))) }
+        return (mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+    }
+}

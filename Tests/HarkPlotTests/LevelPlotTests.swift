@@ -1,0 +1,100 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import Testing
+@testable import HarkPlot
+
+@Suite struct LevelPlotTests {
+    let dir = NSTemporaryDirectory() + "hark-plot-" + UUID().uuidString
+
+    init() throws {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    }
+
+    /// Ten seconds at −40 dB with a burst to −10 dB from 4 to 6 s.
+    func burst(withSpectrogram: Bool) -> PlotData {
+        var d = PlotData(title: "burst", duration: 10, unit: "dB re full-scale sine")
+        for i in 1...100 {
+            let t = Double(i) / 10
+            let l = t > 4 && t <= 6 ? -10.0 : -40
+            d.intervals.append(.init(time: t, duration: 0.1, LAF: l, LAeq: l, LCpeak: l + 3))
+        }
+        d.statistics = [("LA10", -12), ("LA90", -44)]
+        d.bands = [("100", -50), ("1000", -12), ("10000", nil)]
+        d.detections = [(5, "c0ffee42")]
+        if withSpectrogram {
+            let f = (0..<40).map { 50 * pow(400, Double($0) / 39) }
+            d.spectrogram = .init(frequencies: f, levels: (0..<100).map { c in f.map { _ in c >= 40 && c < 60 ? -10 : -70 } })
+        }
+        return d
+    }
+
+    func draw(_ d: PlotData, _ name: String, width: Int = 900, height: Int = 700) throws -> String {
+        let path = dir + "/" + name
+        let canvas = try Canvas(path: path, width: width, height: height)
+        LevelPlot.draw(d, on: canvas)
+        try canvas.finish()
+        return path
+    }
+
+    @Test func pngHasItsSizeAndTheBurstShowsWhereItIs() throws {
+        let image = try PNGImage(path: draw(burst(withSpectrogram: true), "burst.png"))
+        #expect(image.width == 900 && image.height == 700)
+        // The spectrogram panel: bright at 5 s (inside the burst), dark at 2 s and 8 s.
+        let plotWidth = 900.0 - LevelPlot.left - LevelPlot.right
+        func column(_ t: Double) -> Int { Int(LevelPlot.left + plotWidth * t / 10) }
+        let usable = 700.0 - LevelPlot.top - 3 * LevelPlot.gap
+        let row = Int(LevelPlot.top + usable * 0.42 + LevelPlot.gap + usable * 0.15)
+        func brightness(_ t: Double) -> Int { let p = image.pixel(column(t), row); return p.red + p.green + p.blue }
+        #expect(brightness(5.5) > brightness(2) + 200 && brightness(5.5) > brightness(8) + 200,
+                "\(brightness(2)) \(brightness(5.5)) \(brightness(8))")
+        // The level lines (saturated colours; the statistics' dashed lines are green) rise over
+        // the burst: the topmost such pixel is higher up at 5.5 s than at 2 s.
+        func highestLevel(_ t: Double) -> Int? {
+            (Int(LevelPlot.top) + 2..<Int(LevelPlot.top + usable * 0.42)).first { y in
+                let p = image.pixel(column(t), y)
+                let spread = max(p.red, p.green, p.blue) - min(p.red, p.green, p.blue)
+                let green = p.green > p.red + 30 && p.green > p.blue + 30
+                return spread > 80 && !green
+            }
+        }
+        let inBurst = try #require(highestLevel(5.5)), before = try #require(highestLevel(2))
+        #expect(inBurst < before - 50, "\(inBurst) \(before)")
+    }
+
+    @Test func anotherMeasurementDrawsOtherPixels() throws {
+        let a = try PNGImage(path: draw(burst(withSpectrogram: false), "a.png"))
+        var quieter = burst(withSpectrogram: false)
+        quieter.intervals = quieter.intervals.map { var i = $0; i.LAF = -40; i.LAeq = -40; return i }
+        let b = try PNGImage(path: draw(quieter, "b.png"))
+        var differing = 0
+        for y in stride(from: 0, to: a.height, by: 2) {
+            for x in stride(from: 0, to: a.width, by: 2) where a.pixel(x, y) != b.pixel(x, y) { differing += 1 }
+        }
+        #expect(differing > 100)
+    }
+
+    @Test func svgParsesAndCarriesTheLabels() throws {
+        let path = try draw(burst(withSpectrogram: true), "burst.svg")
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let parser = XMLParser(data: data)
+        #expect(parser.parse(), "\(parser.parserError.map { "\($0)" } ?? "")")
+        #expect(String(decoding: data.prefix(200), as: UTF8.self).contains("<svg"))
+    }
+
+    @Test func badNamesAndUnwritableFoldersFailClearly() throws {
+        #expect(throws: PlotError.unknownImageType("x.gif")) { try Canvas(path: "x.gif", width: 300, height: 300) }
+        let canvas = try Canvas(path: "/nonexistent-folder/x.png", width: 300, height: 300)
+        #expect(throws: PlotError.self) { try canvas.finish() }
+    }
+
+    @Test func runningLAeqIsTheEnergyAverageSoFar() {
+        var d = PlotData(title: "", duration: 2, unit: "dB")
+        d.intervals = [.init(time: 1, duration: 1, LAF: nil, LAeq: -20, LCpeak: nil),
+                       .init(time: 2, duration: 1, LAF: nil, LAeq: -30, LCpeak: nil)]
+        let r = d.runningLAeq
+        #expect(abs(r[0]! + 20) < 1e-9)
+        #expect(abs(r[1]! - 10 * log10((0.01 + 0.001) / 2)) < 1e-9)
+    }
+}
