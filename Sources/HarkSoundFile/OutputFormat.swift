@@ -1,5 +1,16 @@
 import CSndFile
 
+/// The layout of headerless samples (little-endian, interleaved), which a raw input cannot tell.
+public struct RawLayout: Sendable, Equatable {
+    public var sampleRate: Int
+    public var channels: Int
+    public var encoding: OutputFormat.Encoding
+
+    public init(sampleRate: Int, channels: Int, encoding: OutputFormat.Encoding) {
+        (self.sampleRate, self.channels, self.encoding) = (sampleRate, channels, encoding)
+    }
+}
+
 /// A file type and sample encoding Hark can write.
 public struct OutputFormat: Equatable, Sendable, CustomStringConvertible {
     public enum Container: String, Sendable, CaseIterable {

@@ -36,8 +36,9 @@ public final class SoundFileReader {
     private var finished = false
     private let probe: HeaderProbe
 
-    /// Opens `path` for reading; `-` is standard input (named `/dev/stdin` in messages).
-    public init(path given: String) throws(SoundFileError) {
+    /// Opens `path` for reading; `-` is standard input (named `/dev/stdin` in messages). With
+    /// `raw`, the input is headerless samples in that layout (a `.raw` or `.pcm` file needs it).
+    public init(path given: String, raw: RawLayout? = nil) throws(SoundFileError) {
         let path = given == "-" ? "/dev/stdin" : given
         self.path = path
         var st = stat()
@@ -49,13 +50,26 @@ public final class SoundFileReader {
         if (st.st_mode & S_IFMT) == S_IFREG && st.st_size == 0 { throw .empty(path: path) }
         if access(path, R_OK) != 0 { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
 
-        probe = (st.st_mode & S_IFMT) == S_IFREG ? HeaderProbe.probe(path: path) : HeaderProbe()
+        if raw == nil, [".raw", ".pcm"].contains(where: { given.lowercased().hasSuffix($0) }) {
+            throw .unrecognisedFormat(path: path, detail: "headerless samples: give their layout with --rate, --channels and --encoding")
+        }
+        probe = raw == nil && (st.st_mode & S_IFMT) == S_IFREG ? HeaderProbe.probe(path: path) : HeaderProbe()
         // libsndfile's words for these are vague ("SF_INFO struct incomplete"); the header's are not.
         if let format = probe.waveFormat {
             if format.channels == 0 { throw .noChannels(path: path) }
             if format.sampleRate == 0 { throw .unsupportedSampleRate(path: path, rate: 0) }
         }
         var info = SF_INFO()
+        if let raw {
+            guard SoundFileError.sampleRates.contains(raw.sampleRate) else { throw .unsupportedSampleRate(path: path, rate: raw.sampleRate) }
+            guard SoundFileError.channelCounts.contains(raw.channels) else { throw .tooManyChannels(path: path, channels: raw.channels) }
+            let layout = OutputFormat(container: .raw, encoding: raw.encoding)
+            guard layout.isValid else {
+                throw .unsupportedEncoding(path: path, detail: "headerless \(raw.encoding.rawValue) samples")
+            }
+            info = SF_INFO(frames: 0, samplerate: Int32(raw.sampleRate), channels: Int32(raw.channels),
+                           format: layout.sndfileFormat, sections: 0, seekable: 0)
+        }
         var opened: OpaquePointer
         do {
             opened = try Self.open(path: path, info: &info)

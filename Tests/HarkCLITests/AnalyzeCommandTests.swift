@@ -290,6 +290,35 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: streamed)) == Data(contentsOf: URL(fileURLWithPath: byPath)))
     }
 
+    @Test func headerlessSamplesAreReadInTheLayoutGiven() throws {
+        // arecord -t raw | hark analyze - --rate 48000: the figures of the same samples in a WAV.
+        let raw = dir.file("pink.raw"), wav = dir.file("pink.wav")
+        _ = try Hark.run(["generate", "pink", raw, "--duration", "2", "--seed", "5", "--channels", "2", "--encoding", "s24"])
+        _ = try Hark.run(["generate", "pink", wav, "--duration", "2", "--seed", "5", "--channels", "2", "--encoding", "s24"])
+        let process = Process()
+        process.executableURL = Hark.executable
+        process.arguments = ["analyze", "--json", "-", "--rate", "48000", "--channels", "2", "--encoding", "s24"]
+        let input = Pipe(), out = Pipe()
+        process.standardInput = input
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try input.fileHandleForWriting.write(contentsOf: Data(contentsOf: URL(fileURLWithPath: raw)))
+        try input.fileHandleForWriting.close()
+        let piped = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let direct = try Hark.run(["analyze", "--json", wav]).stdout
+        func figures(_ s: String) -> String {
+            s.replacingOccurrences(of: #""file":"[^"]*""#, with: "", options: .regularExpression)
+                .replacingOccurrences(of: #""format":"[^"]*""#, with: "", options: .regularExpression)
+        }
+        #expect(figures(piped) == figures(direct), "\(piped)")
+        // Without its layout a .raw file is refused with what to give.
+        let bare = try Hark.run(["analyze", raw])
+        #expect(bare.status == 1 && bare.stderr.contains("--rate, --channels and --encoding"), "\(bare.stderr)")
+    }
+
     @Test func arecordsPlaceholderLengthThroughAPipeIsNoTruncation() throws {
         // arecord writing to a pipe declares 0x7FFFFFFF bytes of data.
         let (status, out, err) = try analysePiped(Data(wav(frames: 24_000, declaredDataBytes: 0x7FFF_FFFF)))

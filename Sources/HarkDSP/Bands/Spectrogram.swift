@@ -55,16 +55,15 @@ public final class Spectrogram {
         pending.removeFirst(start)
     }
 
-    /// Turns the sums into means; columns no block fell in (audio shorter than a column) copy
-    /// their left neighbour.
+    /// Turns the sums into means; a column no block fell in (audio shorter than its columns)
+    /// takes the nearest one before it, or after it at the start.
     public func finish() {
-        for c in 0..<columns {
-            if counts[c] > 0 {
-                let n = Float(counts[c])
-                for k in power[c].indices { power[c][k] /= n }
-            } else if c > 0 {
-                power[c] = power[c - 1]
-            }
+        for c in 0..<columns where counts[c] > 0 {
+            let n = Float(counts[c])
+            for k in power[c].indices { power[c][k] /= n }
         }
+        guard let first = counts.firstIndex(where: { $0 > 0 }) else { return }
+        for c in 0..<first { power[c] = power[first] }
+        for c in first..<columns where counts[c] == 0 { power[c] = power[c - 1] }
     }
 }

@@ -22,8 +22,9 @@ public protocol AudioSource: AnyObject {
 public final class SoundFileSource: AudioSource {
     private let reader: SoundFileReader
 
-    public init(path: String) throws(SoundFileError) {
-        reader = try SoundFileReader(path: path)
+    /// - Parameter raw: the layout of headerless samples (nil: the file says).
+    public init(path: String, raw: RawLayout? = nil) throws(SoundFileError) {
+        reader = try SoundFileReader(path: path, raw: raw)
     }
 
     public var name: String { reader.path }

@@ -33,6 +33,7 @@ struct Analyze: ParsableCommand {
     var watermark = false
 
     @OptionGroup var keys: KeyOptions
+    @OptionGroup(title: "Headerless input") var raw: RawInputOptions
     @OptionGroup var catalogue: CatalogueOptions
 
     func validate() throws {
@@ -51,7 +52,7 @@ struct Analyze: ParsableCommand {
         let list = try catalogue.resolve()
         let key = watermark || keys.given || list != nil ? try keys.resolve() : nil
         try Diagnostics.eachFile(files) { index, path in
-            let source = try SoundFileSource(path: path)
+            let source = try SoundFileSource(path: path, raw: raw.layout)
             let analysis = try LevelAnalysis(
                 source: source,
                 options: AnalysisOptions(interval: json ? interval : nil, calibration: calibration, channel: channel,

@@ -22,6 +22,7 @@ struct Detect: ParsableCommand {
     var json = false
 
     @OptionGroup var keys: KeyOptions
+    @OptionGroup(title: "Headerless input") var raw: RawInputOptions
     @OptionGroup var catalogue: CatalogueOptions
 
     func run() throws {
@@ -30,7 +31,7 @@ struct Detect: ParsableCommand {
         let out = LineWriter.standardOutput
         var found = 0
         try Diagnostics.eachFile(files) { _, path in
-            let source = try SoundFileSource(path: path)
+            let source = try SoundFileSource(path: path, raw: raw.layout)
             var count = 0
             let unusable = try WatermarkScan.run(source: source, key: key, profile: keys.watermarkProfile, catalogue: list) { d in
                 count += 1

@@ -35,6 +35,7 @@ struct Plot: ParsableCommand {
     var watermark = false
 
     @OptionGroup var keys: KeyOptions
+    @OptionGroup(title: "Headerless input") var raw: RawInputOptions
     @OptionGroup var catalogue: CatalogueOptions
 
     func validate() throws {
@@ -104,7 +105,7 @@ struct Plot: ParsableCommand {
         let list = try catalogue.resolve()
         let key = watermark || keys.given || list != nil ? try keys.resolve() : nil
         let source: SoundFileSource
-        do { source = try SoundFileSource(path: input) } catch {
+        do { source = try SoundFileSource(path: input, raw: raw.layout) } catch {
             Diagnostics.error(error.description)
             throw ExitCode.failure
         }
@@ -140,7 +141,7 @@ struct Plot: ParsableCommand {
     /// The file read again, channels averaged, into ``Spectrogram`` columns and rows on a
     /// logarithmic frequency axis from 50 Hz.
     func spectrogram(columns: Int) throws -> PlotData.SpectrogramImage? {
-        let source = try SoundFileSource(path: input)
+        let source = try SoundFileSource(path: input, raw: raw.layout)
         let rate = Double(source.sampleRate)
         guard let frames = source.expectedFrames, frames > 0 else { return nil }
         let s = try Spectrogram(sampleRate: rate, columns: columns, totalFrames: Int(frames))

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HarkDSP
 import HarkEngine
+import HarkSoundFile
 
 extension WatermarkProfile: ExpressibleByArgument {}
 
@@ -86,5 +87,31 @@ struct CatalogueOptions: ParsableArguments {
             throw ValidationError("\(source): \(list.count) payloads; a catalogue holds at most \(WatermarkDetector.maxCatalogue)")
         }
         return list
+    }
+}
+
+/// The layout of headerless input (`arecord -t raw`, ALSA's file plugin, `ffmpeg -f s16le`),
+/// which the samples cannot tell: given `--rate`, the input is read as raw samples.
+struct RawInputOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Read the input as headerless samples at this rate (Hz), little-endian.", valueName: "Hz"))
+    var rate: Int?
+
+    @Option(help: ArgumentHelp("Interleaved channels of headerless input.", valueName: "n"))
+    var channels = 1
+
+    @Option(help: ArgumentHelp("Sample encoding of headerless input: s16, s24, s32, f32 or f64.", valueName: "encoding"))
+    var encoding = "s16"
+
+    func validate() throws {
+        guard let encoding = OutputFormat.Encoding(rawValue: encoding), encoding != .vorbis else {
+            throw ValidationError("--encoding must be s16, s24, s32, f32 or f64, not '\(encoding)'")
+        }
+        _ = encoding
+    }
+
+    /// The layout, when the input is raw.
+    var layout: RawLayout? {
+        guard let rate else { return nil }
+        return RawLayout(sampleRate: rate, channels: channels, encoding: OutputFormat.Encoding(rawValue: encoding) ?? .s16)
     }
 }
