@@ -101,9 +101,9 @@ public enum LevelPlot {
             c.text("\(label) \(String(format: "%.1f", level))", x: x + width - 4, y: py(level) - 3, size: 10, anchor: .right)
         }
         markDetections(data, on: c, x: x, y: y, width: width, height: height, duration: duration, labels: true)
-        // Legend.
+        // Legend: the series that have data (a harkd noise session's levels carry no LAeq).
         var ly = y + 12
-        for (name, (r, g, b)) in colours {
+        for (k, (name, (r, g, b))) in colours.enumerated() where series[k].contains(where: { $0 != nil }) {
             c.setColour(r, g, b)
             c.line(from: (x + width + 8, ly - 4), to: (x + width + 30, ly - 4), width: 2)
             c.setColour(0, 0, 0)

@@ -89,6 +89,25 @@ import Testing
         #expect(throws: PlotError.self) { try canvas.finish() }
     }
 
+    @Test func theLegendNamesOnlyTheSeriesDrawn() throws {
+        // A harkd noise session's levels carry LAF and LCpeak but no LAeq: no orange in the legend.
+        var d = burst(withSpectrogram: false)
+        d.intervals = d.intervals.map { var i = $0; i.LAeq = nil; return i }
+        let image = try PNGImage(path: draw(d, "no-laeq.png"))
+        let full = try PNGImage(path: draw(burst(withSpectrogram: false), "full.png"))
+        func orange(_ im: PNGImage) -> Int {
+            var n = 0
+            for y in Int(LevelPlot.top)..<Int(LevelPlot.top) + 80 {
+                for x in (im.width - Int(LevelPlot.right))..<im.width {
+                    let p = im.pixel(x, y)
+                    if p.red > 180 && p.green > 60 && p.green < 130 && p.blue < 60 { n += 1 }
+                }
+            }
+            return n
+        }
+        #expect(orange(full) > 10 && orange(image) == 0, "\(orange(full)) \(orange(image))")
+    }
+
     @Test func runningLAeqIsTheEnergyAverageSoFar() {
         var d = PlotData(title: "", duration: 2, unit: "dB")
         d.intervals = [.init(time: 1, duration: 1, LAF: nil, LAeq: -20, LCpeak: nil),
