@@ -49,7 +49,8 @@ final class CoherentSymbols {
     private let occU: UnsafeMutablePointer<SIMD2<Float>>
     private let occOut: UnsafeMutablePointer<Int32>
     private let occSign: UnsafeMutablePointer<Float>
-    // Per kept bin: its channel, how many symbols fed it, its last symbol, a phasor and its step.
+    // Per kept bin: its channel, how many symbols fed it, its last symbol, a phasor and its step
+    // (``scanDelay(active:from:step:count:)`` reuses the last two per active tone instead).
     private let keptCount: Int
     private let channel: UnsafeMutablePointer<SIMD2<Float>>
     private let early: UnsafeMutablePointer<SIMD2<Float>>

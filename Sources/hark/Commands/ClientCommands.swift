@@ -162,23 +162,23 @@ struct Noise: ParsableCommand {
         try? c.send(["cmd": "noise", "seconds": seconds, "id": "hark-\(getpid())"])
         let out = LineWriter.standardOutput
         let live = out.isTerminal && !daemon.json
-        var session = "", drawn = 0.0
+        var session = PlotLog(name: "harkd noise session"), drawn = 0.0, messages = 0
         func draw() throws {
             guard let plot else { return }
-            var data = try Plot.parseLog(session, name: "noise", requireData: false)
-            data.title = "harkd noise session" + data.title.drop { $0 != ":" }
-            if data.duration < seconds, data.statistics.isEmpty { data.duration = seconds }
+            var data = session.data
+            if data.statistics.isEmpty { data.duration = max(data.duration, seconds) }
             do { try Plot.render(data, to: plot, width: 1200, height: 900) } catch {
                 Diagnostics.error("\(error)")
                 throw ExitCode.failure
             }
         }
-        defer { if plot != nil, !session.isEmpty { try? draw() } }
+        defer { if messages > 0 { try? draw() } }
         while true {
             let (raw, o) = try nextMessage(c)
             try check(o)
             if plot != nil, ["level", "report"].contains(o["class"] as? String ?? "") {
-                session += raw + "\n"
+                session.add(o)
+                messages += 1
                 if let t = o["t"] as? Double, t - drawn >= 1 { drawn = t; try draw() }
             }
             if daemon.json {
