@@ -33,6 +33,40 @@ import Testing
         }
     }
 
+    /// The vector decoder against the textbook one (a state at a time) on pure noise, where
+    /// every decision is close: the same bits, so the same maximum-likelihood codeword.
+    @Test func viterbiMatchesTheTextbookDecoder() {
+        func textbook(_ soft: [Float], count: Int) -> [Bool] {
+            let steps = count + 6
+            var metric = [Float](repeating: -1e30, count: 64), next = metric
+            var survivors = [Int](repeating: 0, count: steps * 64)
+            metric[0] = 0
+            func sign(_ r: Int, _ g: Int) -> Float { (r & g).nonzeroBitCount & 1 == 1 ? 1 : -1 }
+            for t in 0..<steps {
+                for n in 0..<64 {
+                    if t >= count && n & 1 == 1 { next[n] = -1e30; continue }
+                    let a = n >> 1, b = a | 32
+                    let ra = (a << 1 | (n & 1)) & 0x7F, rb = (b << 1 | (n & 1)) & 0x7F
+                    let ma = metric[a] + sign(ra, 0o133) * soft[2 * t] + sign(ra, 0o171) * soft[2 * t + 1]
+                    let mb = metric[b] + sign(rb, 0o133) * soft[2 * t] + sign(rb, 0o171) * soft[2 * t + 1]
+                    (next[n], survivors[t * 64 + n]) = ma >= mb ? (ma, a) : (mb, b)
+                }
+                swap(&metric, &next)
+            }
+            var state = 0, bits = [Bool](repeating: false, count: steps)
+            for t in stride(from: steps - 1, through: 0, by: -1) {
+                bits[t] = state & 1 == 1
+                state = survivors[t * 64 + state]
+            }
+            return Array(bits.prefix(count))
+        }
+        var rng = SplitMix64(seed: 17)
+        for _ in 0..<200 {
+            let soft = (0..<108).map { _ in Float(rng.nextGaussian()) }
+            #expect(ConvolutionalCode.decode(soft, count: 48) == textbook(soft, count: 48))
+        }
+    }
+
     @Test func viterbiUsesSoftConfidence() {
         // Noise at σ = 0.8 per coded bit (3 dB below the signal per bit after coding) decodes.
         var rng = SplitMix64(seed: 9)

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// e^(−iωτ) for every spectrum bin at one delay τ, from some 110 sines instead of one per bin:
 /// bin 64a + b turns by `coarse[a] · fine[b]`. The coherent readings turn hundreds of tones by
@@ -17,11 +18,19 @@ struct BinRotation {
     /// Sets the delay, seconds.
     mutating func set(delay: Double) {
         let w = -2 * Double.pi * binWidth * delay
-        for a in coarse.indices {
-            let angle = w * Double(64 * a)
-            coarse[a] = SIMD2(cos(angle), sin(angle))
+        // Each table by repeated multiplication from one sine and cosine: in double precision
+        // the rounding after 64 products is some 1e-14, far under the float the result becomes,
+        // and the readings set several delays every hop.
+        Self.fillPowers(&fine, of: SIMD2(cos(w), sin(w)))
+        Self.fillPowers(&coarse, of: SIMD2(cos(64 * w), sin(64 * w)))
+    }
+
+    private static func fillPowers(_ table: inout [SIMD2<Double>], of z: SIMD2<Double>) {
+        var p = SIMD2<Double>(1, 0)
+        for i in table.indices {
+            table[i] = p
+            p = SIMD2(p.x * z.x - p.y * z.y, p.x * z.y + p.y * z.x)
         }
-        for b in 0..<64 { fine[b] = SIMD2(cos(w * Double(b)), sin(w * Double(b))) }
     }
 
     /// e^(−iωτ) for spectrum bin `k` at the delay last set.

@@ -34,34 +34,38 @@ enum ConvolutionalCode {
     static func decode(_ soft: [Float], count: Int) -> [Bool] {
         let steps = count + memory
         precondition(soft.count >= 2 * steps)
+        // New states 2i + u (u the input) come from old states i and i + 32: for each input,
+        // 32 add-compare-selects over contiguous arrays, which the compiler vectorises. The
+        // detector decodes every alignment it scores, 60 times a second.
         var metric = [Float](repeating: -1e30, count: states)
-        var next = [Float](repeating: -1e30, count: states)
-        var survivors = [UInt8](repeating: 0, count: steps * states)   // predecessor state
+        var half = [Float](repeating: 0, count: states)          // [u·32 + i]: new state 2i + u
+        // Predecessor of state 2i + u at step t, at t·64 + u·32 + i.
+        var predecessors = [UInt8](repeating: 0, count: steps * states)
         metric[0] = 0
-        signs.withUnsafeBufferPointer { sg in
-            survivors.withUnsafeMutableBufferPointer { surv in
-                for t in 0..<steps {
-                    let s0 = soft[2 * t], s1 = soft[2 * t + 1]
-                    // In the tail only input 0 is allowed: odd states become unreachable.
-                    metric.withUnsafeBufferPointer { m in
-                        next.withUnsafeMutableBufferPointer { nx in
-                            for n in 0..<states {
-                                if t >= count && n & 1 == 1 { nx[n] = -1e30; continue }
-                                let a = n >> 1, b = a | 32
-                                let ra = (a << 1 | (n & 1)) & 0x7F, rb = (b << 1 | (n & 1)) & 0x7F
-                                let ma = m[a] + sg[ra].0 * s0 + sg[ra].1 * s1
-                                let mb = m[b] + sg[rb].0 * s0 + sg[rb].1 * s1
-                                if ma >= mb {
-                                    nx[n] = ma
-                                    surv[t * states + n] = UInt8(a)
-                                } else {
-                                    nx[n] = mb
-                                    surv[t * states + n] = UInt8(b)
+        branchSigns.withUnsafeBufferPointer { sg in
+            metric.withUnsafeMutableBufferPointer { m in
+                half.withUnsafeMutableBufferPointer { h in
+                    predecessors.withUnsafeMutableBufferPointer { pred in
+                        for t in 0..<steps {
+                            let s0 = soft[2 * t], s1 = soft[2 * t + 1]
+                            for u in 0..<(t >= count ? 1 : 2) {
+                                let g = 128 * u, out = 32 * u, p = t * states + 32 * u
+                                for i in 0..<32 {
+                                    let fromA = m[i] + sg[g + i] * s0 + sg[g + 32 + i] * s1
+                                    let fromB = m[i + 32] + sg[g + 64 + i] * s0 + sg[g + 96 + i] * s1
+                                    let takeB = fromB > fromA
+                                    h[out + i] = takeB ? fromB : fromA
+                                    pred[p + i] = UInt8(truncatingIfNeeded: i) | (takeB ? 32 : 0)
                                 }
+                            }
+                            // In the tail only input 0 is allowed: odd states become unreachable.
+                            if t >= count { for i in 0..<32 { h[32 + i] = -1e30 } }
+                            for i in 0..<32 {
+                                m[2 * i] = h[i]
+                                m[2 * i + 1] = h[32 + i]
                             }
                         }
                     }
-                    swap(&metric, &next)
                 }
             }
         }
@@ -69,10 +73,27 @@ enum ConvolutionalCode {
         var bits = [Bool](repeating: false, count: steps)
         for t in stride(from: steps - 1, through: 0, by: -1) {
             bits[t] = state & 1 == 1
-            state = Int(survivors[t * states + state])
+            state = Int(predecessors[t * states + (state & 1) * 32 + state >> 1])
         }
         return Array(bits.prefix(count))
     }
+
+    /// The butterflies' coded signs, at u·128 + block·32 + i for input u and old state i:
+    /// blocks 0 and 1 are the two coded bits from old state i (register 2i + u), blocks 2 and
+    /// 3 from old state i + 32 (register 64 + 2i + u).
+    private static let branchSigns: [Float] = {
+        var v = [Float](repeating: 0, count: 256)
+        for u in 0..<2 {
+            for i in 0..<32 {
+                let ra = 2 * i + u, rb = 64 + 2 * i + u
+                v[128 * u + i] = signs[ra].0
+                v[128 * u + 32 + i] = signs[ra].1
+                v[128 * u + 64 + i] = signs[rb].0
+                v[128 * u + 96 + i] = signs[rb].1
+            }
+        }
+        return v
+    }()
 
     @inline(__always)
     private static func parity(_ x: UInt8) -> Bool { x.nonzeroBitCount & 1 == 1 }
