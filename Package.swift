@@ -6,6 +6,8 @@ import PackageDescription
 //   CSQLite, CMosquitto,
 //   CCairo
 //   CALSA                (CALSAShim: the few lines of C that ALSA's variadic log handler needs)
+//   HarkSystem           POSIX locks, threads, subprocesses (so no target needs Foundation's
+//                        full module and its ICU; FoundationEssentials is enough)
 //   HarkFFT              owns FFTW plans and buffers
 //   HarkSoundFile        owns libsndfile handles; audio files in and out
 //   HarkDSP              the DSP core: frames, filters, meter, bands, signal synthesis.
@@ -62,10 +64,13 @@ let package = Package(
             name: "CCairo", pkgConfig: "cairo",
             providers: [.apt(["libcairo2-dev"])]),
         .target(name: "CALSAShim", dependencies: ["CALSA"]),
-        .target(name: "HarkCapture", dependencies: ["CALSA", "CALSAShim"]),
-        .target(name: "HarkFFT", dependencies: ["CFFTW"]),
-        .target(name: "HarkSoundFile", dependencies: ["CSndFile"]),
-        .target(name: "HarkSpool", dependencies: ["CSQLite"]),
+        // Locks, threads and subprocesses on POSIX: what the other targets would otherwise take
+        // from Foundation's full module (and its ICU) rather than FoundationEssentials.
+        .target(name: "HarkSystem"),
+        .target(name: "HarkCapture", dependencies: ["CALSA", "CALSAShim", "HarkSystem"]),
+        .target(name: "HarkFFT", dependencies: ["CFFTW", "HarkSystem"]),
+        .target(name: "HarkSoundFile", dependencies: ["CSndFile", "HarkSystem"]),
+        .target(name: "HarkSpool", dependencies: ["CSQLite", "HarkSystem"]),
         .target(name: "HarkMQTT", dependencies: ["CMosquitto"]),
         .target(name: "HarkPlot", dependencies: ["CCairo"]),
         // Optimised in debug builds too: unoptimised, the watermark detector's vector code runs
@@ -73,18 +78,18 @@ let package = Package(
         // 2x-real-time capture the daemon tests feed it (the tests build everything in debug).
         .target(name: "HarkDSP", dependencies: ["HarkFFT"],
                 swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
-        .target(name: "HarkEngine", dependencies: ["HarkDSP", "HarkSoundFile"]),
+        .target(name: "HarkEngine", dependencies: ["HarkDSP", "HarkSoundFile", "HarkSystem"]),
         .target(
             name: "HarkDaemon",
             dependencies: [
-                "HarkEngine", "HarkDSP", "HarkCapture", "HarkClient", "HarkSpool", "HarkMQTT",
+                "HarkEngine", "HarkDSP", "HarkCapture", "HarkSpool", "HarkMQTT", "HarkSystem",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]),
-        .target(name: "HarkClient"),   // also gives harkd its one sockaddr_un helper
+        .target(name: "HarkClient", dependencies: ["HarkSystem"]),
         .executableTarget(
             name: "hark",
             dependencies: [
@@ -99,6 +104,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
+        .testTarget(name: "HarkSystemTests", dependencies: ["HarkSystem"]),
         .testTarget(name: "HarkFFTTests", dependencies: ["HarkFFT"]),
         .testTarget(name: "HarkDSPTests", dependencies: ["HarkDSP"]),
         .testTarget(name: "HarkSoundFileTests", dependencies: ["HarkSoundFile"]),
@@ -113,10 +119,10 @@ let package = Package(
         .testTarget(
             name: "HarkDaemonTests",
             dependencies: [
-                "HarkDaemon", "HarkClient", "HarkCapture", "HarkCaptureTesting", "HarkSpool",
+                "HarkDaemon", "HarkClient", "HarkCapture", "HarkCaptureTesting", "HarkSpool", "HarkSystem",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
-        .testTarget(name: "HarkDaemonEndToEndTests", dependencies: ["harkd", "hark", "HarkClient", "HarkSpool"]),
+        .testTarget(name: "HarkDaemonEndToEndTests", dependencies: ["harkd", "hark", "HarkClient", "HarkSpool", "HarkSystem"]),
     ]
 )

@@ -1,5 +1,6 @@
 import CALSA
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Why an ALSA operation failed, with ALSA's own code and words.
 public enum ALSAError: Error, Equatable, CustomStringConvertible {

@@ -1,5 +1,6 @@
 import CALSA
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What ALSA offers to capture from: the PCM names its configuration defines (as `arecord -L`
 /// lists them) and the sound cards present (as `arecord -l`).

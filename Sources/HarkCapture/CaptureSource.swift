@@ -1,5 +1,7 @@
 import CALSA
-import Foundation
+import FoundationEssentials
+import Glibc
+import HarkSystem
 import Synchronization
 
 /// Captures audio from an ALSA device on a dedicated thread into a bounded ring, whatever
@@ -53,10 +55,7 @@ public final class CaptureSource: @unchecked Sendable {
     private let opener: Opener
     private let log: @Sendable (String) -> Void
     private let ring: SampleRing
-    // A pthread mutex (NSLock) rather than Synchronization's Mutex: on Linux that one hands a
-    // contended lock over through a priority-inheriting futex, which ThreadSanitizer cannot see,
-    // so it reported races between accesses that were both under the lock.
-    private let lock = NSLock()
+    private let lock = PosixLock()
     private var shared: (state: State, counters: Counters, running: Bool) = (.idle, Counters(), false)
 
     private func withShared<R>(_ body: (inout (state: State, counters: Counters, running: Bool)) -> R) -> R {
@@ -64,7 +63,7 @@ public final class CaptureSource: @unchecked Sendable {
         defer { lock.unlock() }
         return body(&shared)
     }
-    private let finished = NSCondition()
+    private let finished = ConditionLock()
     private var threadDone = true
     /// Channel count of what is in the ring (the negotiated one, once open).
     private let channelCount = Atomic<Int>(0)
@@ -105,10 +104,15 @@ public final class CaptureSource: @unchecked Sendable {
         finished.lock()
         threadDone = false
         finished.unlock()
-        let t = Thread { [weak self] in self?.run() }
-        t.name = "hark-capture"
-        t.qualityOfService = .userInteractive
-        t.start()
+        do {
+            try DetachedThread.start(name: "hark-capture") { [weak self] in self?.run() }
+        } catch {
+            log("\(error)")
+            withShared { $0 = (.idle, $0.counters, false) }
+            finished.lock()
+            threadDone = true
+            finished.unlock()
+        }
     }
 
     /// Stops capturing and closes the device; waits up to `timeout` seconds for the thread.
@@ -162,7 +166,7 @@ public final class CaptureSource: @unchecked Sendable {
             } catch {
                 let reason = (error as? ALSAError)?.description ?? "\(error)"
                 setState(.deviceLost(reason))
-                log("\(reason); retrying in \(String(format: "%.2f", backoff)) s")
+                log("\(reason); retrying in \(String(cFormat: "%.2f", backoff)) s")
                 sleepWhileRunning(backoff)
                 backoff = min(backoff * 2, Self.backoffLimit)
                 continue
@@ -220,7 +224,7 @@ public final class CaptureSource: @unchecked Sendable {
                     if audio > Self.fastDeliveryRatio * wall + 0.5 {
                         reportedFast = true
                         count { $0.fasterThanRealTime += 1 }
-                        log(String(format: "device '%@' delivered %.1f s of audio in %.2f s, faster than real time (a FIFO with no writer, or a file behind ALSA's file plugin?); sessions are timed in audio and will end early by the clock",
+                        log(String(cFormat: "device '%@' delivered %.1f s of audio in %.2f s, faster than real time (a FIFO with no writer, or a file behind ALSA's file plugin?); sessions are timed in audio and will end early by the clock",
                                    settings.device, audio, wall))
                     }
                 }
@@ -239,7 +243,7 @@ public final class CaptureSource: @unchecked Sendable {
                 count { $0.suspends += 1 }
                 var rc = pcm.resume()
                 while rc == -EAGAIN && isRunning {
-                    Thread.sleep(forTimeInterval: 0.1)
+                    DetachedThread.sleep(seconds: 0.1)
                     rc = pcm.resume()
                 }
                 if rc < 0 { rc = pcm.prepare() }
@@ -255,7 +259,7 @@ public final class CaptureSource: @unchecked Sendable {
 
     private func sleepWhileRunning(_ seconds: Double) {
         let end = Date(timeIntervalSinceNow: seconds)
-        while isRunning && Date() < end { Thread.sleep(forTimeInterval: 0.05) }
+        while isRunning && Date() < end { DetachedThread.sleep(seconds: 0.05) }
     }
 
     static func convert(_ raw: UnsafeMutableRawPointer, _ format: SampleFormat, count n: Int, into out: UnsafeMutableBufferPointer<Float>) {

@@ -1,6 +1,7 @@
 import CALSA
 import CALSAShim
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The calls the capture loop makes on a PCM: the seam where tests inject errors (an
 /// overrun cannot be provoked through ALSA's file plugin) while everything else stays real.

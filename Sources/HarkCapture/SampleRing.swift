@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import HarkSystem
 
 /// A bounded single-producer, single-consumer queue of interleaved `Float` samples.
 ///
@@ -18,7 +20,7 @@ final class SampleRing: @unchecked Sendable {
     private var accepted = 0      // samples ever written
     private var taken = 0         // samples ever read
     private var marks: [Mark] = []
-    private let condition = NSCondition()
+    private let condition = ConditionLock()
     private var droppedSamples = 0
 
     /// Samples (not frames) dropped so far. Read under the ring's lock: the capture thread

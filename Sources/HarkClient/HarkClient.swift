@@ -1,4 +1,5 @@
 import Foundation
+import HarkSystem
 
 /// Why talking to harkd failed.
 public enum ClientError: Error, Equatable, CustomStringConvertible {

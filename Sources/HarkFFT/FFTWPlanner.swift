@@ -1,5 +1,7 @@
 import CFFTW
-import Foundation
+import FoundationEssentials
+import Glibc
+import HarkSystem
 
 /// Serialises every call into FFTW's planner.
 ///
@@ -9,7 +11,7 @@ import Foundation
 enum FFTWPlanner {
     // A pthread mutex, which ThreadSanitizer sees (Synchronization's Mutex hands a contended
     // lock over through a priority-inheriting futex that it does not).
-    private static let lock = NSLock()
+    private static let lock = PosixLock()
 
     static func withLock<T>(_ body: () throws -> T) rethrows -> T {
         lock.lock()

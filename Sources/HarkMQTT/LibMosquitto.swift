@@ -1,5 +1,6 @@
 import CMosquitto
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// libmosquitto's functions, loaded with `dlopen` the first time an MQTT client is made.
 ///

@@ -1,5 +1,6 @@
 import CMosquitto
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Why libmosquitto refused, in its words, with the setting or step that failed.
 public struct MQTTError: Error, CustomStringConvertible, Equatable {

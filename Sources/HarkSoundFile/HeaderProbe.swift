@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Reads what a WAV (RIFF, RIFX, RF64) or AIFF/AIFC header *declares*, independently of
 /// libsndfile.
@@ -29,14 +30,21 @@ struct HeaderProbe {
 
     /// Probes `path`; returns an empty probe for anything that is not WAV or AIFF.
     static func probe(path: String) -> HeaderProbe {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return HeaderProbe() }
-        defer { try? handle.close() }
-        let fileSize = Int64((try? handle.seekToEnd()) ?? 0)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return HeaderProbe() }
+        defer { close(fd) }
+        let fileSize = Int64(max(lseek(fd, 0, SEEK_END), 0))
         func read(_ offset: Int64, _ count: Int) -> [UInt8]? {
             guard offset >= 0, offset + Int64(count) <= fileSize else { return nil }
-            try? handle.seek(toOffset: UInt64(offset))
-            guard let d = try? handle.read(upToCount: count), d.count == count else { return nil }
-            return [UInt8](d)
+            var bytes = [UInt8](repeating: 0, count: count)
+            var done = 0
+            while done < count {
+                let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset) + off_t(done)) }
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { return nil }
+                done += n
+            }
+            return bytes
         }
         guard let head = read(0, 12) else { return HeaderProbe() }
         let id = String(decoding: head[0..<4], as: UTF8.self)

@@ -79,7 +79,7 @@ public enum SoundFileWarning: Equatable, CustomStringConvertible, Sendable {
 
     public var description: String {
         func seconds(_ frames: Int64, _ rate: Int) -> String {
-            String(format: "%.3f s", Double(frames) / Double(max(rate, 1)))
+            String(cFormat: "%.3f s", Double(frames) / Double(max(rate, 1)))
         }
         switch self {
         case let .truncated(path, declared, available, rate):

@@ -1,10 +1,12 @@
 import CSndFile
-import Foundation
+import FoundationEssentials
+import Glibc
+import HarkSystem
 
 /// libsndfile reports why `sf_open` failed through process-wide state; opening under one lock
 /// keeps each failure's message with its own file when files are opened from several threads.
 /// A pthread mutex, which ThreadSanitizer sees (Synchronization's Mutex does not, when contended).
-private let openLock = NSLock()
+private let openLock = PosixLock()
 
 /// Reads an audio file through libsndfile, block by block, as interleaved `Float` samples in
 /// [−1, 1] (integer formats are scaled by libsndfile: 16-bit 32767 reads as 0.99997).
@@ -194,7 +196,7 @@ public final class SoundFileReader {
                                        0x00FF: "AAC", 0x1610: "AAC (HE-AAC)", 0x0161: "Windows Media Audio",
                                        0x0022: "DSP Group TrueSpeech", 0x0045: "G.726", 0x0064: "G.726 ADPCM",
                                        0x0067: "G.722", 0x0083: "G.729"]
-        let hex = String(format: "0x%04X", tag)
+        let hex = String(cFormat: "0x%04X", tag)
         return "WAV format tag \(hex)" + (names[tag].map { " (\($0))" } ?? "")
     }
 
@@ -261,8 +263,8 @@ public final class SoundFileReader {
         }
         let major = format & Int32(truncatingIfNeeded: SF_FORMAT_TYPEMASK)
         let minor = format & Int32(truncatingIfNeeded: SF_FORMAT_SUBMASK)
-        let m = name(major) ?? String(format: "format 0x%x", major)
-        let s = name(minor) ?? String(format: "encoding 0x%x", minor)
+        let m = name(major) ?? String(cFormat: "format 0x%x", major)
+        let s = name(minor) ?? String(cFormat: "encoding 0x%x", minor)
         return "\(m), \(s)"
     }
 }

@@ -1,5 +1,6 @@
 import CSndFile
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Writes interleaved `Float` samples to an audio file through libsndfile.
 ///

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Writes a WAV stream to a file descriptor that may not seek: standard output into a pipe.
 ///
@@ -78,7 +79,7 @@ final class StreamedWAV {
     private func put(_ bytes: [UInt8]) throws(SoundFileError) {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress! + offset, bytes.count - offset) }
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, bytes.count - offset) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw .writeFailed(path: "-", detail: String(cString: strerror(errno)))

@@ -1,5 +1,6 @@
 import CSQLite
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Why SQLite refused: the file, SQLite's result code and its own message.
 public struct SQLiteError: Error, CustomStringConvertible, Equatable {

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import HarkSystem
 
 /// A durable queue of the records harkd makes (noise reports, detections, shake results),
 /// kept in SQLite so that a report made while no client listens, the link is down or harkd
@@ -69,9 +71,9 @@ public final class Spool: @unchecked Sendable {
     public let path: String
     public let limits: Limits
     private let database: SQLiteDatabase
-    private let databaseLock = NSLock()
+    private let databaseLock = PosixLock()
     private var cachedStats = Stats()
-    private let statsLock = NSLock()
+    private let statsLock = PosixLock()
     private let log: @Sendable (String) -> Void
 
     /// Opens (creating if need be) the spool at `path`. Refuses, naming the file, one that is

@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import HarkCapture
 import HarkDaemon
 import HarkEngine
@@ -88,7 +89,7 @@ struct HarkdCommand: AsyncParsableCommand {
         if pcms.isEmpty { lines.append("  (none: ALSA's configuration defines no PCM)") }
         let width = min(40, pcms.map(\.name.count).max() ?? 0)
         for p in pcms {
-            lines.append("  " + p.name.padding(toLength: max(width, p.name.count), withPad: " ", startingAt: 0) + "  " + p.description)
+            lines.append("  " + p.name + String(repeating: " ", count: max(0, width - p.name.count)) + "  " + p.description)
         }
         lines.append("sound cards:")
         let cards = CaptureDevices.cards()

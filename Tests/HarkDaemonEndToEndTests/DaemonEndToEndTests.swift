@@ -1,5 +1,6 @@
 import Foundation
 import HarkClient
+import HarkSystem
 import Testing
 
 /// Hands a value to another thread that alone uses it from then on.

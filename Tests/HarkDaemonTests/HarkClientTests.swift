@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import HarkClient
+import HarkSystem
 
 /// The blocking client against a stand-in server on a real Unix-domain socket.
 @Suite struct HarkClientTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import HarkDaemon
 import HarkClient
+import HarkSystem
 
 @Suite struct SystemdNotifierTests {
     @Test func sendsDatagramsToNotifySocket() throws {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import HarkFFT
 
 /// Power spectra over time for a picture: a fixed number of columns however long the audio,

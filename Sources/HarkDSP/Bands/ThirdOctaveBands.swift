@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import HarkFFT
 
 /// One-third-octave band levels (31.5 Hz – 16 kHz) of a stream, from FFT power spectra.

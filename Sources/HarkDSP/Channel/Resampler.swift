@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Converts a stream from one sample rate to another by any ratio, with a Kaiser-windowed
 /// sinc (32 taps, 512 phases, linearly interpolated). Used to simulate clock drift (a ratio a

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A synthetic room impulse response: the direct path, eight early reflections within 40 ms
 /// (0.2–0.6 of the direct amplitude, random signs), and a diffuse tail of Gaussian noise

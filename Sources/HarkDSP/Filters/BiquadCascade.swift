@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A cascade of biquads run in double precision, for filters off the meter's hot path
 /// (the acoustic-path simulation).

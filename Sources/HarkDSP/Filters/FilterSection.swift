@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One IIR section with a numerator of up to 4th order and a 2nd-order denominator:
 ///

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The frequency weightings of IEC 61672-1.
 ///

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Fits a minimum-phase FIR numerator to a wanted magnitude response.
 ///

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Hark's decibel convention (see docs/meter.md).
 ///

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A fixed-size histogram of levels for percentile statistics (LA10, LA50, LA90, …).
 ///

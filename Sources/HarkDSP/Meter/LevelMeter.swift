@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A sound level meter in the sense of IEC 61672-1, fed with blocks of mono samples.
 ///

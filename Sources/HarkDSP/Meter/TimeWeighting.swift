@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Exponential time weightings of IEC 61672-1: a single real pole at −1/τ applied to the
 /// squared frequency-weighted signal.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Finds the largest absolute value of the band-limited signal that a block of samples
 /// represents, including the crests that fall between samples.

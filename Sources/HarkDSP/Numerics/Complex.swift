@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A minimal double-precision complex number: enough for filter design (evaluating
 /// transfer functions and finding polynomial roots), not a general numerics type.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Real polynomials in z⁻¹ as used by digital filters: `c[0] + c[1] z⁻¹ + c[2] z⁻² + …`.
 enum Polynomial {

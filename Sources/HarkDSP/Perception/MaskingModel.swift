@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import HarkFFT
 
 /// How much sound a host hides, frame by frame: for each partition of the spectrum (a quarter

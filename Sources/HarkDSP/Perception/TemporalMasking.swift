@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What a host masks from one moment to the next, at a finer time scale than ``MaskingModel``'s
 /// 43 ms frames: the host's energy in short blocks (about 2.7 ms) in the mark's band, with

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Babble: several simulated talkers at once. Each talker is speech-shaped noise (flat to
 /// 500 Hz, then falling 6 dB per octave, like the long-term spectrum of speech) switched on and

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Music-like test signal: a chord every two seconds (four notes, eight harmonics each,
 /// decaying), an eighth-note melody an octave up, a kick drum on every beat and a hi-hat

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Turns white noise into pink noise (−3 dB per octave) at any sample rate.
 ///

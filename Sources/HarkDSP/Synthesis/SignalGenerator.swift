@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A source of synthetic mono samples, rendered block by block so that hours of signal take
 /// constant memory. Every generator is deterministic: the same parameters (and seed) give the

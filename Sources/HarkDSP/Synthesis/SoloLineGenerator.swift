@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One instrument playing alone: the hosts that expose a watermark most. A solo line has a few
 /// strong partials with nothing between them, and rests where only the last note's decay (or

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A small, fast, seedable random generator (SplitMix64), so that every generated test signal
 /// is reproducible bit for bit from its seed on every platform.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Adds the copies of a symbol coherently: complex spectra, not energies.
 ///

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import HarkFFT
 
 /// Reads a window's tones coherently across every symbol they sound in: complex bins turned

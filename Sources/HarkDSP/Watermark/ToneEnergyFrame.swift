@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Normalised energy of narrow tones in one power spectrum: the power of the bin nearest a
 /// frequency over the local noise floor, capped.

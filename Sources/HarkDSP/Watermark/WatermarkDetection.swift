@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A verified watermark: its payload passed the CRC and its score cleared the threshold.
 public struct WatermarkDetection: Sendable, Equatable {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import HarkFFT
 
 /// Finds Hark watermarks in a stream of mono samples pushed in blocks of any size.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import HarkFFT
 
 /// Makes the watermark signal for a host, block by block: the payload's tones, each as loud as

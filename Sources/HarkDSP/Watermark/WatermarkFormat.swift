@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The layout of Hark's watermark: how a payload becomes tones in time and frequency
 /// (docs/watermark.md explains the choices and their numbers).

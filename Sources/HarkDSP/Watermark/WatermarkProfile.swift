@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Which band a watermark's tones use, chosen for the path the audio takes to the microphone.
 /// Embedder and detector must use the same profile (the app knows which it is in: "TV Shake"

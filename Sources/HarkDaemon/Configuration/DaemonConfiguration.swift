@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import HarkSystem
 import HarkCapture
 import HarkDSP
 import HarkEngine
@@ -55,7 +57,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var resolvedUnit: String {
         if let unit { return unit }
         if let id = try? String(contentsOfFile: "/etc/machine-id", encoding: .utf8)
-            .trimmingCharacters(in: .whitespacesAndNewlines), !id.isEmpty, (try? Self.checkUnit(id)) != nil {
+            .trimmingWhitespace(), !id.isEmpty, (try? Self.checkUnit(id)) != nil {
             return id
         }
         var name = [CChar](repeating: 0, count: 256)
@@ -104,9 +106,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public mutating func apply(file text: String, source: String) throws(ParseError) {
         for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            let trimmed = line.trimmingWhitespace()
             if trimmed.isEmpty { continue }
-            let parts = trimmed.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            let parts = trimmed.split(separator: "=", maxSplits: 1).map { $0.trimmingWhitespace() }
             guard parts.count == 2, !parts[0].isEmpty else {
                 throw ParseError(source: source, line: number + 1, message: "expected 'key = value', found '\(trimmed)'")
             }
@@ -249,8 +251,8 @@ public struct UplinkSettings: Sendable, Equatable {
             authority = authority[authority.index(after: at)...]
             let parts = credentials.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
             guard let user = parts.first, !user.isEmpty else { throw bad("empty user name") }
-            username = String(user).removingPercentEncoding ?? String(user)
-            if parts.count == 2 { password = String(parts[1]).removingPercentEncoding ?? String(parts[1]) }
+            username = String(user).percentDecoded ?? String(user)
+            if parts.count == 2 { password = String(parts[1]).percentDecoded ?? String(parts[1]) }
         }
         var hostPart = authority, portPart: Substring?
         if authority.hasPrefix("[") {

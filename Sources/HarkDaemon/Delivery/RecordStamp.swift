@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import HarkEngine
 
 /// What makes a record (a noise report, a detection, a shake result) traceable once it has

@@ -1,4 +1,7 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
+import HarkSystem
 import HarkEngine
 import HarkMQTT
 import HarkSpool
@@ -52,9 +55,13 @@ public final class Uplink: Sendable {
 
     public func start() {
         running.withLock { $0 = true }
-        let t = Thread { [self] in run() }
-        t.name = "hark-uplink"
-        t.start()
+        do {
+            try DetachedThread.start(name: "hark-uplink") { [self] in run() }
+        } catch {
+            running.withLock { $0 = false }
+            set("error", "\(error)")
+            done.signal()
+        }
     }
 
     /// Says `offline` on the status topic, disconnects, and waits (up to `timeout`) for the
@@ -82,7 +89,7 @@ public final class Uplink: Sendable {
     /// Sleeps `seconds` in short steps, returning early when stopped.
     private func pause(_ seconds: Double) {
         let end = Date(timeIntervalSinceNow: seconds)
-        while isRunning, Date() < end { Thread.sleep(forTimeInterval: min(0.05, max(0, end.timeIntervalSinceNow))) }
+        while isRunning, Date() < end { DetachedThread.sleep(seconds: min(0.05, max(0, end.timeIntervalSinceNow))) }
     }
 
     private func run() {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What a client can ask (docs/protocol.md). One JSON object per line, with a `"cmd"`.
 public enum Command: Equatable, Sendable {

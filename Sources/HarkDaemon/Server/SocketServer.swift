@@ -1,8 +1,9 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import HarkSystem
 import Logging
 import NIOCore
 import NIOPosix
-import HarkClient
 
 /// Why the socket could not be set up.
 public enum SocketServerError: Error, CustomStringConvertible {
@@ -106,13 +107,13 @@ final class SocketServer: Sendable {
 
     /// Makes the directory, and clears a stale socket file (one nobody answers on).
     private func prepare(_ path: String) throws {
-        let dir = (path as NSString).deletingLastPathComponent
+        let dir = directoryOfPath(path)
         if !dir.isEmpty && !FileManager.default.fileExists(atPath: dir) {
             do {
                 try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
                                                         attributes: [.posixPermissions: 0o755])
             } catch {
-                throw SocketServerError.cannotCreateDirectory(dir, "\(error.localizedDescription)")
+                throw SocketServerError.cannotCreateDirectory(dir, "\(error)")
             }
         }
         var st = stat()
@@ -126,12 +127,12 @@ final class SocketServer: Sendable {
     /// A new directory only this user can enter, in the socket's own directory (so the rename
     /// stays on one file system).
     static func privateDirectory(beside path: String) throws -> String {
-        let dir = (path as NSString).deletingLastPathComponent
+        let dir = directoryOfPath(path)
         var template = Array(((dir.isEmpty ? "." : dir) + "/.harkd-XXXXXX").utf8CString)
         guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
             throw SocketServerError.cannotCreateDirectory(dir, String(cString: strerror(errno)))
         }
-        return String(cString: template)
+        return String(decoding: template.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     static func someoneListens(at path: String) -> Bool {

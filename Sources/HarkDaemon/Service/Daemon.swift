@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import HarkSpool
 import HarkCapture
 import HarkEngine
@@ -87,7 +88,7 @@ public final class Daemon: Service, Sendable {
         _ = try AnalysisPipeline(probe)
         hub.configure(continuous: c.mode == .continuous, calibration: c.calibration, device: c.capture.device)
         hub.recorder = makeRecorder(c)
-        analysis.start()
+        try analysis.start()
         do {
             try await server.start(path: c.resolvedSocketPath, mode: c.socketMode, groupName: c.socketGroup,
                                    queueLimit: c.clientQueueBytes, environment: environment)

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 
 /// Log lines on stderr, one per message. Under systemd (`$JOURNAL_STREAM` set) each line starts
@@ -40,7 +41,14 @@ public struct DaemonLogHandler: LogHandler {
         } else {
             line = "\(Self.timestamp()) \(label) \(event.level): \(text)\n"
         }
-        FileHandle.standardError.write(Data(line.utf8))
+        // One write per line, so lines from several threads do not interleave.
+        var bytes = Array(line.utf8)[...]
+        while !bytes.isEmpty {
+            let n = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return }
+            bytes = bytes.dropFirst(n)
+        }
     }
 
     /// UTC time as `2026-01-31T12:00:00Z`, from libc: Foundation's date formatters load ICU,

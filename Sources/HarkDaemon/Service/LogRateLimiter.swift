@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Lets at most `burst` messages through per `window`, and says how many it held back when the
 /// next window opens. A device in a loop of errors (a dead FIFO behind ALSA's file plugin once

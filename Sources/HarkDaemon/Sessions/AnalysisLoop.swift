@@ -1,4 +1,7 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
+import HarkSystem
 import HarkCapture
 import HarkDSP
 import HarkEngine
@@ -83,11 +86,14 @@ final class AnalysisLoop: Sendable {
         settings.withLock { $0 = new }
     }
 
-    func start() {
+    func start() throws {
         running.withLock { $0 = true }
-        let t = Thread { [weak self] in self?.run() }
-        t.name = "hark-analysis"
-        t.start()
+        do {
+            try DetachedThread.start(name: "hark-analysis") { [weak self] in self?.run() }
+        } catch {
+            running.withLock { $0 = false }
+            throw error
+        }
     }
 
     func stop() {
@@ -119,13 +125,13 @@ final class AnalysisLoop: Sendable {
             }
             guard let source = controller.current, case .capturing(let format) = source.state else {
                 analysers = nil
-                Thread.sleep(forTimeInterval: 0.02)
+                DetachedThread.sleep(seconds: 0.02)
                 continue
             }
             let (frames, channels, gap) = buffer.withUnsafeMutableBufferPointer { source.read(into: $0, timeout: 0.05) }
             let rate = Double(format.rate)
             if let gap {
-                logger.debug("gap in captured audio at \(String(format: "%.3f", audioTime)) s: \(gap)")
+                logger.debug("gap in captured audio at \(String(cFormat: "%.3f", audioTime)) s: \(gap)")
                 hub.gap(gap, rate: rate)
                 analysers?.gaps.add(gap)
                 do { try analysers?.pipeline.restartWatermarkSearch() } catch { return fail("\(error)", rate: rate) }

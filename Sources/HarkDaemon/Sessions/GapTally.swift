@@ -24,7 +24,7 @@ struct GapTally: Equatable {
         }
         if droppedFrames > 0 {
             let seconds = rate > 0 ? Double(droppedFrames) / rate : 0
-            w.append("audio missing: \(droppedFrames) frames (\(String(format: "%.3f", seconds)) s) dropped, analysis fell behind capture")
+            w.append("audio missing: \(droppedFrames) frames (\(String(cFormat: "%.3f", seconds)) s) dropped, analysis fell behind capture")
         }
         if reopenings > 0 {
             w.append("audio missing: the capture device was lost and reopened \(reopenings) time(s)")

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import HarkSystem
 import HarkCapture
 import HarkDSP
 import HarkEngine
@@ -399,7 +401,7 @@ public final class Hub: @unchecked Sendable {
         if airing.news || !watchers.isEmpty {
             let line = Messages.detection(d, t: time, start: start, stamp: airing.stamp)
             if airing.news {
-                logger.info("watermark \(d.payload.hex) detected (score \(String(format: "%.1f", d.score)))")
+                logger.info("watermark \(d.payload.hex) detected (score \(String(cFormat: "%.1f", d.score)))")
                 recorder.commit(.detection, stamp: airing.stamp, line: line)
             }
             for c in watchers { c.send(line) }
@@ -446,7 +448,7 @@ public final class Hub: @unchecked Sendable {
                 }
                 var warnings = shake.gaps.warnings(rate: shake.rate)
                 if heard < shake.seconds {
-                    warnings.append(String(format: "audio stopped coming (capture device lost?): heard %.2f s of %.2f s", heard, shake.seconds))
+                    warnings.append(String(cFormat: "audio stopped coming (capture device lost?): heard %.2f s of %.2f s", heard, shake.seconds))
                 }
                 let stamp = recorder.stamp(start: shake.wallStart, end: now)
                 records.append(Outgoing(client: shake.client, kind: .shake, stamp: stamp,
@@ -460,7 +462,7 @@ public final class Hub: @unchecked Sendable {
                     return true
                 }
                 let measured = Double(n.framesDone) / n.rate
-                let warning = String(format: "audio stopped coming (capture device lost?): measured %.2f s of %.2f s", measured, n.seconds)
+                let warning = String(cFormat: "audio stopped coming (capture device lost?): measured %.2f s of %.2f s", measured, n.seconds)
                 var measurement: AnalysisPipeline.Measurement?
                 try? n.pipeline?.finish { if case .report(let m) = $0 { measurement = m } }
                 if let m = measurement {

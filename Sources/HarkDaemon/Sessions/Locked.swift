@@ -1,11 +1,13 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import HarkSystem
 
 /// A value behind a lock, for state whose parts (class instances) move in and out of the
 /// critical section: `Mutex`'s `sending` rules forbid that. Sendable when its value is: every
 /// access goes through ``withLock(_:)``.
 final class Locked<Value> {
     private var value: Value
-    private let lock = NSLock()
+    private let lock = PosixLock()
 
     init(_ value: Value) {
         self.value = value

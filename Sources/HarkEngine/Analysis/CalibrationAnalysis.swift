@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import HarkSystem
 import HarkDSP
 import HarkSoundFile
 
@@ -27,13 +29,13 @@ public enum CalibrationError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .tooShort(p, s):
-            return String(format: "%@: %.2f s of audio; a calibration needs at least %.1f s of steady tone", p, s,
+            return String(cFormat: "%@: %.2f s of audio; a calibration needs at least %.1f s of steady tone", p, s,
                           CalibrationAnalysis.minimumSeconds)
         case let .notATone(p, f, share):
-            return String(format: "%@: only %.0f %% of the energy is in the %g Hz band; this does not look like a recording of a %g Hz calibrator",
+            return String(cFormat: "%@: only %.0f %% of the energy is in the %g Hz band; this does not look like a recording of a %g Hz calibrator",
                           p, 100 * share, f, f)
         case let .unsteady(p, spread):
-            return String(format: "%@: the level varies by %.2f dB; hold the calibrator steady on the microphone and record again", p, spread)
+            return String(cFormat: "%@: the level varies by %.2f dB; hold the calibrator steady on the microphone and record again", p, spread)
         }
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import HarkDSP
 
 /// The watermark robustness bench, as defined in `signals/watermark-bench.json`.

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import HarkSystem
 import HarkDSP
 import HarkSoundFile
 
@@ -68,22 +70,14 @@ public struct PEAQGrader: Sendable {
     /// The objective difference grade of `test` against `reference` (0 imperceptible … −4 very
     /// annoying). Both files must have the same rate, length and alignment.
     public func grade(reference: String, test: String) throws -> Double {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = [reference, test]
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0,
+        let run = try Subprocess.run(executable, [reference, test])
+        let text = String(decoding: run.standardOutput, as: UTF8.self)
+        let message = String(decoding: run.standardError, as: UTF8.self)
+        guard run.status == 0,
               let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Objective Difference Grade:") }),
-              let value = Double(line.split(separator: ":").last!.trimmingCharacters(in: .whitespaces)), value.isFinite
+              let value = Double(line.split(separator: ":").last!.trimmingWhitespace()), value.isFinite
         else {
-            throw Failure.failed((message + text).trimmingCharacters(in: .whitespacesAndNewlines))
+            throw Failure.failed((message + text).trimmingWhitespace())
         }
         return value
     }
@@ -148,7 +142,7 @@ public enum TransparencyBench {
                     try deliver(marked, to: delivered, seed: 3)
                     let odg = try grader.grade(reference: reference, test: delivered)
                     row.grades.append((odg, e.ratio))
-                    log(String(format: "%@, %@, %+.0f dB: ODG %.2f, mark %.1f dB re host", row.host, profile.rawValue, strength,
+                    log(String(cFormat: "%@, %@, %+.0f dB: ODG %.2f, mark %.1f dB re host", row.host, profile.rawValue, strength,
                                odg, e.ratio))
                 }
                 report.rows.append(row)
@@ -181,24 +175,24 @@ public enum TransparencyBench {
     /// The grades as a Markdown table, one column per profile and strength, with the median,
     /// the worst host and the targets.
     public static func table(_ r: TransparencyReport) -> String {
-        let heads = r.columns.map { String(format: "%@, %+.0f dB", $0.profile.rawValue, $0.strength) }
+        let heads = r.columns.map { String(cFormat: "%@, %+.0f dB", $0.profile.rawValue, $0.strength) }
         var s = "| host | baseline | " + heads.joined(separator: " | ") + " |\n"
         s += "|---|---|" + heads.map { _ in "---|" }.joined() + "\n"
         for row in r.rows {
-            s += "| \(row.host) | " + String(format: "%.2f", row.baseline) + " | " + row.grades.map { String(format: "%.2f (%.0f dB)", $0.odg, $0.ratio) }.joined(separator: " | ") + " |\n"
+            s += "| \(row.host) | " + String(cFormat: "%.2f", row.baseline) + " | " + row.grades.map { String(cFormat: "%.2f (%.0f dB)", $0.odg, $0.ratio) }.joined(separator: " | ") + " |\n"
         }
-        s += "| **median** | | " + r.columns.indices.map { String(format: "**%.2f**", r.median($0)) }.joined(separator: " | ") + " |\n"
-        s += "| **worst** | | " + r.columns.indices.map { String(format: "**%.2f**", r.worst($0)) }.joined(separator: " | ") + " |\n"
+        s += "| **median** | | " + r.columns.indices.map { String(cFormat: "**%.2f**", r.median($0)) }.joined(separator: " | ") + " |\n"
+        s += "| **worst** | | " + r.columns.indices.map { String(cFormat: "**%.2f**", r.worst($0)) }.joined(separator: " | ") + " |\n"
         s += "\nEach cell: PEAQ ODG (basic version; 0 imperceptible, −1 perceptible but not annoying, −4 very annoying) "
         s += "and, in brackets, the mark's power re the host's over the whole file. Baseline: the host against itself "
         s += "with another dither.\n"
         for (i, c) in r.columns.enumerated() {
             guard let t = r.targets[c.profile.rawValue], c.strength == c.profile.defaultStrength else { continue }
             let met = r.median(i) >= t.median && r.worst(i) >= t.worst
-            s += String(format: "Target, %@ profile at the default strength: median ≥ %.1f, every host ≥ %.1f: %@.\n",
+            s += String(cFormat: "Target, %@ profile at the default strength: median ≥ %.1f, every host ≥ %.1f: %@.\n",
                         c.profile.rawValue, t.median, t.worst, met ? "met" : "not met")
         }
-        s += String(format: "Bench time: %.0f s.\n", r.seconds)
+        s += String(cFormat: "Bench time: %.0f s.\n", r.seconds)
         return s
     }
 }

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import HarkSystem
 import HarkDSP
 import HarkSoundFile
 
@@ -86,7 +88,7 @@ public enum WatermarkBench {
                                                                           profile: profile))
                         report.ratioRange = (min(report.ratioRange.0, e.ratio), max(report.ratioRange.1, e.ratio))
                         report.worstBand = max(report.worstBand, e.worstBand.ratio)
-                        log("\(host.name) \(index + 1), payload \(payload.hex), \(profile.rawValue): watermark \(String(format: "%.1f", e.ratio)) dB")
+                        log("\(host.name) \(index + 1), payload \(payload.hex), \(profile.rawValue): watermark \(String(cFormat: "%.1f", e.ratio)) dB")
                         marked[profile] = path
                     }
                     for (ci, condition) in d.conditions.enumerated() {
@@ -203,29 +205,29 @@ public enum WatermarkBench {
         var s = "| condition | window | detected | rate | by host | wrong payloads | median time to detect | target |\n"
         s += "|---|---|---|---|---|---|---|---|\n"
         for row in r.rows {
-            let median = row.medianSeconds.map { String(format: "%.2f s", $0) } ?? "–"
+            let median = row.medianSeconds.map { String(cFormat: "%.2f s", $0) } ?? "–"
             var target = ""
             if let t = row.target, t.window == row.window {
-                target = String(format: "≥ %.0f %%", t.rate * 100) + (t.medianSeconds.map { String(format: ", median ≤ %.0f s", $0) } ?? "")
+                target = String(cFormat: "≥ %.0f %%", t.rate * 100) + (t.medianSeconds.map { String(cFormat: ", median ≤ %.0f s", $0) } ?? "")
                 target += row.targetMet == true ? ": met" : ": not met"
             }
             let hosts = row.byHost.map { "\($0.host) \($0.detected)/\($0.trials)" }.joined(separator: ", ")
-            s += String(format: "| %@ | %.0f s | %d / %d | %.1f %% | %@ | %d | %@ | %@ |\n",
+            s += String(cFormat: "| %@ | %.0f s | %d / %d | %.1f %% | %@ | %d | %@ | %@ |\n",
                         row.condition, row.window, row.detected, row.trials, row.rate * 100, hosts, row.wrong, median, target)
         }
         s += "\n"
         for u in r.unmarked where u.hours > 0 {
-            s += String(format: "Unmarked audio, %@ profile: %.2f h, %d false detections; the highest score of any codeword the decoder returned there, valid or not, was %.2f (threshold %.2f).\n",
+            s += String(cFormat: "Unmarked audio, %@ profile: %.2f h, %d false detections; the highest score of any codeword the decoder returned there, valid or not, was %.2f (threshold %.2f).\n",
                         u.profile.rawValue, u.hours, u.falseDetections, u.highestScore, WatermarkDetector.threshold)
             if let size = u.catalogueSize {
-                s += String(format: "With a catalogue of %d payloads: %d false detections on the same audio; highest catalogue score %.2f (threshold %.2f).\n",
+                s += String(cFormat: "With a catalogue of %d payloads: %d false detections on the same audio; highest catalogue score %.2f (threshold %.2f).\n",
                             size, u.catalogueFalseDetections, u.catalogueHighestScore, WatermarkDetector.threshold(payloads: Double(size)))
             }
         }
-        s += String(format: "Wrong key: %d detections in %d marked files.\n", r.wrongKeyDetections, r.wrongKeyWindows)
-        s += String(format: "Transparency: watermark %.1f to %.1f dB re host overall; closest 1/3-octave band %.1f dB.\n",
+        s += String(cFormat: "Wrong key: %d detections in %d marked files.\n", r.wrongKeyDetections, r.wrongKeyWindows)
+        s += String(cFormat: "Transparency: watermark %.1f to %.1f dB re host overall; closest 1/3-octave band %.1f dB.\n",
                     r.ratioRange.0, r.ratioRange.1, r.worstBand)
-        s += String(format: "Bench time: %.0f s.\n", r.seconds)
+        s += String(cFormat: "Bench time: %.0f s.\n", r.seconds)
         return s
     }
 }

@@ -23,7 +23,7 @@ public struct DetectionEvent: Sendable, Equatable {
 
     /// One line for people.
     public static func summary(_ source: String, _ d: WatermarkDetection) -> String {
-        String(format: "%@: payload %@ at %.2f s (copy from %.2f s), score %.1f", source, d.payload.hex, d.time, d.start, d.score)
+        String(cFormat: "%@: payload %@ at %.2f s (copy from %.2f s), score %.1f", source, d.payload.hex, d.time, d.start, d.score)
     }
 }
 

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import HarkSystem
 
 /// Builds one JSON object as a single line, with keys in the order they are added.
 ///
@@ -49,7 +51,7 @@ public struct JSONLine {
 
     static func number(_ value: Double?, decimals: Int) -> String {
         guard let v = value, v.isFinite else { return "null" }
-        let s = String(format: "%.\(decimals)f", v)
+        let s = String(cFormat: "%.\(decimals)f", v)
         // "-0.00" is a rounding artefact, not information.
         return s.hasPrefix("-") && Double(s) == 0 ? String(s.dropFirst()) : s
     }
@@ -65,7 +67,7 @@ public struct JSONLine {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                out += String(format: "\\u%04x", scalar.value)
+                out += String(cFormat: "\\u%04x", scalar.value)
             default: out.unicodeScalars.append(scalar)
             }
         }

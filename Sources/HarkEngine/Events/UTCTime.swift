@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Wall-clock times as records carry them.
 public enum UTCTime {

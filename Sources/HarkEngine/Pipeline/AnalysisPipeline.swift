@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import HarkDSP
 
 /// The one analysis chain that `hark analyze`, harkd's continuous analysis and its noise

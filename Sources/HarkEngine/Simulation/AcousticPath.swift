@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import HarkSystem
 import HarkDSP
 import HarkSoundFile
 
@@ -81,7 +83,7 @@ public enum Simulation {
                 let probe = try SoundFileReader(path: input)
                 let rate = probe.sampleRate
                 probe.close()
-                let base = NSTemporaryDirectory() + "hark-codec-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+                let base = FileManager.default.temporaryDirectory.appendingPathComponent("hark-codec-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
                 let coded = base + "." + spec.ext, decoded = base + ".wav"
                 temporary += [coded, decoded]
                 try runProcess(ffmpeg, ["-v", "error", "-y", "-i", input] + spec.args + [coded])
@@ -182,17 +184,9 @@ public enum Simulation {
     }
 
     static func runProcess(_ executable: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let err = Pipe()
-        process.standardError = err
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let message = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw SimulationError.codecFailed(String(decoding: message, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        let run = try Subprocess.run(executable, arguments, keepOutput: false)
+        guard run.status == 0 else {
+            throw SimulationError.codecFailed(String(decoding: run.standardError, as: UTF8.self).trimmingWhitespace())
         }
     }
 }

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import HarkSystem
 
 /// Writes text lines to a file descriptor, each line in whole `write(2)` calls so that a
 /// reader never sees half a line from Hark, and a closed pipe is an error to stop on rather
@@ -17,7 +19,7 @@ public final class LineWriter: Sendable {
     }
 
     public let fd: Int32
-    private let lock = NSLock()
+    private let lock = PosixLock()
 
     public init(fd: Int32) {
         self.fd = fd

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Shows how far a long analysis has got, on one rewritten terminal line. Silent unless the
 /// writer is a terminal and the recording is long enough to be worth watching.

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import HarkSystem
 import HarkDSP
 
 /// A readable summary of each report, for people at a terminal. Level events are skipped;
@@ -23,8 +25,8 @@ public final class SummarySink: EventSink {
 
     static func render(_ r: ReportEvent, detections: [WatermarkDetection] = []) -> String {
         let m = r.meter
-        let unit = r.calibration == 0 ? "dB re full-scale sine, uncalibrated" : String(format: "dB SPL, calibration %+.2f dB", r.calibration)
-        func v(_ x: Double?) -> String { x.map { String(format: "%7.2f", $0) } ?? "      –" }
+        let unit = r.calibration == 0 ? "dB re full-scale sine, uncalibrated" : String(cFormat: "dB SPL, calibration %+.2f dB", r.calibration)
+        func v(_ x: Double?) -> String { x.map { String(cFormat: "%7.2f", $0) } ?? "      –" }
         var out = "\(r.source)\n"
         out += "  \(r.format); \(r.sampleRate) Hz, \(r.channels) channel\(r.channels == 1 ? "" : "s") (\(r.channelUse)); "
         out += "\(Self.clock(m.duration))\n"
@@ -40,7 +42,7 @@ public final class SummarySink: EventSink {
             }
         }
         for d in detections {
-            out += String(format: "  watermark: payload %@ at %.2f s (copy from %.2f s, score %.1f)\n", d.payload.hex, d.time, d.start, d.score)
+            out += String(cFormat: "  watermark: payload %@ at %.2f s (copy from %.2f s, score %.1f)\n", d.payload.hex, d.time, d.start, d.score)
         }
         for w in r.warnings { out += "  warning: \(w)\n" }
         return out
@@ -50,6 +52,6 @@ public final class SummarySink: EventSink {
     static func clock(_ seconds: Double) -> String {
         let ms = Int((seconds * 1000).rounded())
         let h = ms / 3_600_000, m = (ms / 60_000) % 60, s = (ms / 1000) % 60, f = ms % 1000
-        return h > 0 ? String(format: "%d:%02d:%02d.%03d", h, m, s, f) : String(format: "%d:%02d.%03d", m, s, f)
+        return h > 0 ? String(cFormat: "%d:%02d:%02d.%03d", h, m, s, f) : String(cFormat: "%d:%02d.%03d", m, s, f)
     }
 }

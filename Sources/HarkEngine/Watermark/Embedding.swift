@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import HarkSystem
 import HarkDSP
 import HarkSoundFile
 
@@ -39,12 +41,12 @@ public enum EmbedError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .tooShort(p, s):
-            return String(format: "%@: %.2f s of audio; a watermark needs at least %.1f s to hold one complete payload",
+            return String(cFormat: "%@: %.2f s of audio; a watermark needs at least %.1f s to hold one complete payload",
                           p, s, Embedding.minimumDuration)
         case let .silent(p):
             return "\(p): the host is silent; the watermark follows the host's level, so there is nothing to carry it"
         case let .strengthOutOfRange(s):
-            return String(format: "strength %.1f dB is outside %.0f…%.0f dB (tone power re the host's masking threshold)",
+            return String(cFormat: "strength %.1f dB is outside %.0f…%.0f dB (tone power re the host's masking threshold)",
                           s, Embedding.strengthRange.lowerBound, Embedding.strengthRange.upperBound)
         }
     }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import HarkDSP
 
 /// Reads a watermark key from a file, for `hark --key-file` and harkd's `key-file` setting alike

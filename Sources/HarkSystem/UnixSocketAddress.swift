@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A Unix-domain socket address for a path: the one place `sockaddr_un` is filled in, for the
 /// client, harkd's socket checks and its systemd notifications.
