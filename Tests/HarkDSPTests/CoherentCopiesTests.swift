@@ -30,7 +30,6 @@ import Testing
                         lastCopyNoise: Double = 1) -> (coherent: [Float], energies: [Float], delay: Double) {
         let tones = ToneEnergyFrame(binWidth: binWidth, lowestFrequency: 300, highestFrequency: 6000)
         let bins = tones.lastBin + 1
-        let blocks = tones.blockCount(spectrumBins: bins)
         let format = WatermarkFormat(key: .demo)
         // In the detector's order (PairLayout), and for each slot the indices of its probes.
         var probes: [(ToneEnergyFrame.Probe, ToneEnergyFrame.Probe)] = []
@@ -44,12 +43,11 @@ import Testing
                 }
             }
         }
-        let copies = CoherentCopies(probes: probes.flatMap { [$0.0, $0.1] }, tones: tones, spectrumBins: bins,
-                                    blockCount: blocks, ringSize: 32, binWidth: binWidth,
+        let copies = CoherentCopies(probes: probes.flatMap { [$0.0, $0.1] }, ringSize: 32, binWidth: binWidth,
                                     termCapacity: 2 * S * pps)
         var rng = Gaussian(state: seed)
         // The median of unit-mean exponential power, as the detector's floor would read it.
-        let quietFloors = [Float](repeating: Float(log(2.0)), count: blocks)
+        let quietFloors = [Float](repeating: Float(log(2.0)), count: bins)
         var frames: [Int] = []
         var energies = [Float](repeating: 0, count: S * pps)
         for slot in 0..<S {
@@ -65,7 +63,7 @@ import Testing
                 }
                 let frame = copy * S + slot
                 frames.append(frame)   // slot-major, as pairValues(frames:) reads them
-                spectrum.withUnsafeMutableBufferPointer { copies.store(frame: frame, spectrum: $0, blockFloors: floors) }
+                spectrum.withUnsafeMutableBufferPointer { copies.store(frame: frame, spectrum: $0, floors: floors) }
                 for p in ofSlot[slot] {
                     let e = { (k: Int32) in min((spectrum[Int(k)].x * spectrum[Int(k)].x + spectrum[Int(k)].y * spectrum[Int(k)].y) / floors[0],
                                                  ToneEnergyFrame.cap) }

@@ -25,6 +25,25 @@ struct BinRotation {
         Self.fillPowers(&coarse, of: SIMD2(cos(64 * w), sin(64 * w)))
     }
 
+    /// Adds `other`'s delay to this one's: the tables multiplied entry by entry, with no sine
+    /// (a double's rounding after a few dozen steps is far under the float the result becomes).
+    mutating func advance(by other: BinRotation) {
+        precondition(other.coarse.count == coarse.count && other.binWidth == binWidth)
+        Self.multiply(&fine, by: other.fine)
+        Self.multiply(&coarse, by: other.coarse)
+    }
+
+    private static func multiply(_ table: inout [SIMD2<Double>], by factors: [SIMD2<Double>]) {
+        table.withUnsafeMutableBufferPointer { t in
+            factors.withUnsafeBufferPointer { f in
+                for i in 0..<t.count {
+                    let a = t[i], b = f[i]
+                    t[i] = SIMD2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x)
+                }
+            }
+        }
+    }
+
     private static func fillPowers(_ table: inout [SIMD2<Double>], of z: SIMD2<Double>) {
         var p = SIMD2<Double>(1, 0)
         for i in table.indices {

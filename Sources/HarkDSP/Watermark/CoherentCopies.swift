@@ -45,8 +45,6 @@ final class CoherentCopies {
     /// them (−1: not kept).
     let bins: [Int]
     let place: [Int32]
-    /// Where to read the floor of each kept bin.
-    private let binProbes: [ToneEnergyFrame.Probe]
     /// A kept bin's value, re √floor, in units of 1/``quantum``: noise reads about ±16, the
     /// rounding adds noise 40 dB under it, and a tone up to 18 dB over the floor fits, beyond the
     /// cap of its coherent energy (4 per copy, 6 dB). Bytes rather than floats keep harkd in its
@@ -54,7 +52,6 @@ final class CoherentCopies {
     static let quantum: Float = 16
     /// The copy-to-copy delay found for the last alignment, seconds.
     private(set) var lastDelay = 0.0
-    let blockCount: Int
     let ringSize: Int
     let binWidth: Double
     /// Every frame's kept bins, real and imaginary parts side by side (one cache line per read).
@@ -63,6 +60,7 @@ final class CoherentCopies {
     /// Scratch for one alignment's cross-spectrum terms, padded to whole SIMD vectors.
     private let capacity: Int
     private let termBin: UnsafeMutablePointer<Int32>
+    private let termKept: UnsafeMutablePointer<Int32>
     private let termRe: UnsafeMutablePointer<Float>
     private let termIm: UnsafeMutablePointer<Float>
     private let phasorRe: UnsafeMutablePointer<Float>
@@ -77,23 +75,20 @@ final class CoherentCopies {
 
     /// - Parameters:
     ///   - probes: every tone the detector reads, under every clock scale (their bins are kept).
-    ///   - tones: the detector's tone reader (for the floor of each kept bin).
-    init(probes: [ToneEnergyFrame.Probe], tones: ToneEnergyFrame, spectrumBins: Int, blockCount: Int, ringSize: Int,
-         binWidth: Double, termCapacity: Int) {
+    init(probes: [ToneEnergyFrame.Probe], ringSize: Int, binWidth: Double, termCapacity: Int) {
         bins = Array(Set(probes.filter { $0.bin >= 0 }.map { Int($0.bin) })).sorted()
         let top = (bins.last ?? 0) + 1
         var place = [Int32](repeating: -1, count: top)
         for (j, b) in bins.enumerated() { place[b] = Int32(j) }
         self.place = place
-        binProbes = bins.map { tones.probe(at: (Double($0) + 0.01) * binWidth, spectrumBins: spectrumBins) }
         binCount = bins.count
-        self.blockCount = blockCount
         self.ringSize = ringSize
         self.binWidth = binWidth
         spectra = .allocate(capacity: ringSize * max(1, binCount))
         spectra.initialize(repeating: .zero, count: ringSize * max(1, binCount))
         capacity = (termCapacity + 7) / 8 * 8
         termBin = .allocate(capacity: capacity)
+        termKept = .allocate(capacity: capacity)
         termRe = .allocate(capacity: capacity)
         termIm = .allocate(capacity: capacity)
         phasorRe = .allocate(capacity: capacity)
@@ -115,25 +110,36 @@ final class CoherentCopies {
         spectra.deallocate()
         for p in [termRe, termIm, phasorRe, phasorIm, stepRe, stepIm] { p.deallocate() }
         termBin.deallocate()
+        termKept.deallocate()
     }
 
     var stateBytes: Int {
-        ringSize * binCount * 2 + capacity * 7 * 4 + place.count * 20 + binCount * 24
+        ringSize * binCount * 2 + capacity * 8 * 4 + place.count * 20 + binCount * 8
     }
 
     /// Stores frame `frame`'s kept bins (from a spectrum of bins 0…), each divided by the square
-    /// root of its floor (`blockFloors`: the frame's floor per block, ``blockCount`` of them).
-    func store(frame: Int, spectrum: UnsafeMutableBufferPointer<SIMD2<Float>>, blockFloors: [Float]) {
-        precondition(blockFloors.count >= blockCount)
+    /// root of its floor (`floors`: the frame's floor at every bin, as ``ToneEnergyFrame/floorAtBin``).
+    func store(frame: Int, spectrum: UnsafeMutableBufferPointer<SIMD2<Float>>, floors: [Float]) {
+        precondition(floors.count > (bins.last ?? 0))
         let row = spectra + (frame % ringSize) * binCount
-        blockFloors.withUnsafeBufferPointer { f in
-            for j in 0..<binCount {
-                let floor = ToneEnergyFrame.floor(binProbes[j], blocks: f.baseAddress!)
-                let v = floor > 0 ? spectrum[bins[j]] * (Self.quantum / floor.squareRoot()) : .zero
-                // Rounded half away from zero, without a call into libm; beyond a byte, clamped.
-                let r = v + SIMD2(v.x < 0 ? -0.5 : 0.5, v.y < 0 ? -0.5 : 0.5)
-                row[j] = SIMD2(Int8(clamping: Int32(r.x.isNaN ? 0 : max(-200, min(200, r.x)))),
-                               Int8(clamping: Int32(r.y.isNaN ? 0 : max(-200, min(200, r.y)))))
+        floors.withUnsafeBufferPointer { f in
+            bins.withUnsafeBufferPointer { kept in
+                // Four bins (eight values) at a time through the byte quantiser.
+                @inline(__always) func scaled(_ j: Int) -> SIMD2<Float> {
+                    let floor = f[kept[j]]
+                    return floor > 0 ? spectrum[kept[j]] * (Self.quantum / floor.squareRoot()) : .zero
+                }
+                var j = 0
+                while j + 4 <= binCount {
+                    let a = scaled(j), b = scaled(j + 1), c = scaled(j + 2), d = scaled(j + 3)
+                    let q = ByteQuantiser.bytes(SIMD8(a.x, a.y, b.x, b.y, c.x, c.y, d.x, d.y))
+                    UnsafeMutableRawPointer(row + j).storeBytes(of: q, as: SIMD8<Int8>.self)
+                    j += 4
+                }
+                for j in j..<binCount {
+                    let v = scaled(j)
+                    row[j] = SIMD2(ByteQuantiser.byte(v.x), ByteQuantiser.byte(v.y))
+                }
             }
         }
     }
@@ -172,24 +178,15 @@ final class CoherentCopies {
         var n = 0
         func addTerm(_ p: ToneEnergyFrame.Probe) {
             guard p.bin >= 0, Int(p.bin) < place.count, n < capacity else { return }
-            let j = Int(place[Int(p.bin)])
+            let j = place[Int(p.bin)]
             guard j >= 0 else { return }
-            var sr: Float = 0, si: Float = 0
-            for c in 1..<copies {
-                let x = value(rows[base + c - 1], j), y = value(rows[base + c], j)
-                // y · conj(x)
-                var cr = y.x * x.x + y.y * x.y, ci = y.y * x.x - y.x * x.y
-                let m = (cr * cr + ci * ci).squareRoot()
-                if m > 0 { let k = 1 / m.squareRoot(); cr *= k; ci *= k }
-                sr += cr; si += ci
-            }
             termBin[n] = p.bin
-            termRe[n] = sr
-            termIm[n] = si
+            termKept[n] = j
             n += 1
         }
         for slot in 0..<S where counts[slot] > 1 {
             (base, copies) = (firstRow[slot], counts[slot])
+            let first = n
             for pair in 0..<WatermarkFormat.pairsPerBit {
                 for position in 0..<WatermarkFormat.bitsPerSymbol {
                     let p = probes[PairLayout.ringIndex(slot: slot, position: position, pair: pair)]
@@ -197,6 +194,7 @@ final class CoherentCopies {
                     addTerm(p.1)
                 }
             }
+            crossSpectra(terms: first..<n, rows: rows[base..<(base + copies)])
         }
         // Padding terms count for nothing.
         while n % 8 != 0 { termBin[n] = 0; termRe[n] = 0; termIm[n] = 0; n += 1 }
@@ -235,6 +233,30 @@ final class CoherentCopies {
                     out[PairLayout.valueIndex(slot: slot, position: position, pair: pair)] = energy(p.1) - energy(p.0)
                 }
             }
+        }
+    }
+
+    /// Each term's cross-spectra of successive copies, y · conj(x), each compressed to the square
+    /// root of its magnitude, summed (into `termRe`, `termIm`).
+    private func crossSpectra(terms: Range<Int>, rows: ArraySlice<Int>) {
+        let rows = Array(rows)
+        // Added under the magnitude's square root, it changes no magnitude a term can have
+        // (values are multiples of 1/quantum, so a non-zero one is at least 1/quantum²) and
+        // keeps an all-zero cross-spectrum zero without a comparison.
+        let tiny = Float.leastNormalMagnitude
+        for t in terms {
+            let j = Int(termKept[t])
+            var sr: Float = 0, si: Float = 0
+            for c in 1..<rows.count {
+                let x = value(rows[c - 1], j), y = value(rows[c], j)
+                let cr = y.x * x.x + y.y * x.y, ci = y.y * x.x - y.x * x.y
+                let m = (cr * cr + ci * ci).squareRoot()
+                let k = 1 / (m + tiny).squareRoot()
+                sr += cr * k
+                si += ci * k
+            }
+            termRe[t] = sr
+            termIm[t] = si
         }
     }
 

@@ -151,10 +151,15 @@ final class CoherentSymbols {
         SIMD2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x)
     }
 
+    /// aⁿ by squaring: the scans raise a tone's rotation to lags of up to some 50 half symbols.
     @inline(__always)
     private func power(_ a: SIMD2<Float>, _ n: Int32) -> SIMD2<Float> {
-        var p = SIMD2<Float>(1, 0)
-        for _ in 0..<n { p = multiply(p, a) }
+        var p = SIMD2<Float>(1, 0), base = a, e = n
+        while e > 0 {
+            if e & 1 != 0 { p = multiply(p, base) }
+            base = multiply(base, base)
+            e >>= 1
+        }
         return p
     }
 
@@ -186,9 +191,9 @@ final class CoherentSymbols {
         //    summed coherently: the cross-spectra above are products of two noisy bins and miss
         //    by microseconds per symbol, a radian at 6 kHz across a long window.
         let mid = Double(frames.count - 1) / 2
-        turn(occurrences: n, active: activeCount, drift: drift, mid: mid)
+        turn(occurrences: n, drift: drift, mid: mid)
         let residual = halvesDrift(occurrences: n, active: activeCount, mid: mid)
-        if residual != 0 { turn(occurrences: n, active: activeCount, drift: residual, mid: mid) }
+        if residual != 0 { turn(occurrences: n, drift: residual, mid: mid) }
         drift += residual
         lastDrift = drift
         // 3. Each tone's channel: its symbols summed, re √symbols, capped.
@@ -254,21 +259,23 @@ final class CoherentSymbols {
         return n
     }
 
-    /// Turns every occurrence by e^(−iω·drift·(t − mid)), stepping each tone's phasor on from
-    /// its previous symbol (the occurrences come in time order).
-    private func turn(occurrences n: Int, active activeCount: Int, drift: Double, mid: Double) {
-        rotation.set(delay: drift)
-        stepRotation.set(delay: -drift * mid)
-        for a in 0..<activeCount {
-            let j = Int(active[a])
-            step[j] = rotation(store.bins[j])
-            phasor[j] = stepRotation(store.bins[j])
-            lastTime[j] = 0
-        }
-        for i in 0..<n {
-            let j = Int(occKept[i]), t = occTime[i]
-            if t > lastTime[j] { phasor[j] = multiply(phasor[j], power(step[j], t - lastTime[j])); lastTime[j] = t }
-            occU[i] = multiply(occU[i], phasor[j])
+    /// Turns every occurrence by e^(−iω·drift·(t − mid)): one table of rotations per symbol,
+    /// each the one before advanced by the drift (the occurrences come in time order). Stepping
+    /// each tone's phasor on from its previous symbol instead made chains of dependent products,
+    /// a tenth of the detector's time.
+    private func turn(occurrences n: Int, drift: Double, mid: Double) {
+        guard n > 0 else { return }
+        var now = occTime[0]
+        rotation.set(delay: drift * (Double(now) - mid))
+        stepRotation.set(delay: drift)
+        var i = 0
+        while i < n {
+            let t = occTime[i]
+            while now < t { rotation.advance(by: stepRotation); now += 1 }
+            while i < n, occTime[i] == t {
+                occU[i] = multiply(occU[i], rotation(store.bins[Int(occKept[i])]))
+                i += 1
+            }
         }
     }
 
@@ -289,8 +296,9 @@ final class CoherentSymbols {
             guard lag > 0, lag < Self.maxLag else { continue }
             let a = occU[i], b = occU[prev]
             var cross = SIMD2(a.x * b.x + a.y * b.y, a.y * b.x - a.x * b.y)
+            // An all-zero cross-spectrum stays zero without a branch (see CoherentCopies).
             let m = (cross.x * cross.x + cross.y * cross.y).squareRoot()
-            if m > 0 { cross /= m.squareRoot() }
+            cross /= (m + Float.leastNormalMagnitude).squareRoot()
             let key = j * Self.maxLag + Int(lag)
             var t = Int(group[key])
             if t < 0 {

@@ -18,6 +18,16 @@ struct ToneEnergyFrame {
     private(set) var power: [Float] = []
     /// The floor of every 16-bin block of the last spectrum loaded.
     private(set) var blockFloor: [Float] = []
+    /// The floor at every bin of the last spectrum loaded, interpolated as a probe there reads it
+    /// (0 outside the loaded bins).
+    private(set) var floorAtBin: [Float] = []
+    /// The normalised energy of every bin of the last spectrum loaded (0 outside the loaded bins).
+    /// Computed once per bin: the nine clock scales' probes fall on the same bins over and over,
+    /// and reading them through this table took the pair differences from 14 % of the
+    /// detector's time to a few.
+    private(set) var energy: [Float] = []
+    /// Where each bin up to the last loaded reads its floor (built for the first spectrum's size).
+    private var binProbes: [Probe] = []
     private let binWidth: Double
     let firstBin: Int
     let lastBin: Int
@@ -84,6 +94,26 @@ struct ToneEnergyFrame {
                 }
             }
         }
+        if binProbes.count != top + 1 || energy.count != spectrum.count {
+            binProbes = (0...top).map { probe(bin: $0, spectrumBins: spectrum.count) }
+            floorAtBin = [Float](repeating: 0, count: spectrum.count)
+            energy = [Float](repeating: 0, count: spectrum.count)
+        }
+        binProbes.withUnsafeBufferPointer { probes in
+            blockFloor.withUnsafeBufferPointer { bf in
+                floorAtBin.withUnsafeMutableBufferPointer { fl in
+                    energy.withUnsafeMutableBufferPointer { en in
+                        power.withUnsafeBufferPointer { pw in
+                            for k in first...top {
+                                let f = Self.floor(probes[k], blocks: bf.baseAddress!), e = pw[k]
+                                fl[k] = f
+                                en[k] = f <= 0 ? (e > 0 ? Self.cap : 0) : min(e / f, Self.cap)
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// The median of `values` (reordered in place), by Hoare's selection: linear time, where
@@ -112,6 +142,12 @@ struct ToneEnergyFrame {
         var frac: Float
     }
 
+    /// Bytes held for the spectrum last loaded.
+    var stateBytes: Int {
+        (power.count + blockFloor.count + floorAtBin.count + energy.count + scratch.count) * 4
+            + binProbes.count * MemoryLayout<Probe>.stride + wires.count * MemoryLayout<SIMD16<Float>>.stride
+    }
+
     /// Number of 16-bin floor blocks for spectra of `spectrumBins` bins.
     func blockCount(spectrumBins: Int) -> Int {
         (min(lastBin, spectrumBins - 1) - firstBin) / Self.blockBins + 1
@@ -119,7 +155,11 @@ struct ToneEnergyFrame {
 
     /// Precomputes the lookup for a tone at `frequency` Hz (the spectra's layout never changes).
     func probe(at frequency: Double, spectrumBins: Int) -> Probe {
-        let k = Int((frequency / binWidth).rounded())
+        probe(bin: Int((frequency / binWidth).rounded()), spectrumBins: spectrumBins)
+    }
+
+    /// The lookup for bin `k` (bin −1 when it lies outside the loaded bins' range).
+    func probe(bin k: Int, spectrumBins: Int) -> Probe {
         guard k >= firstBin, k < spectrumBins else { return Probe(bin: -1, block: 0, next: 0, frac: 0) }
         let blocks = blockCount(spectrumBins: spectrumBins)
         let position = Double(k - firstBin - Self.blockBins / 2) / Double(Self.blockBins)
@@ -142,27 +182,24 @@ struct ToneEnergyFrame {
     /// does not.
     func pairDifferences(_ pairs: UnsafeBufferPointer<(Probe, Probe)>, unit: Float, into out: UnsafeMutablePointer<Int8>,
                          sums: UnsafeMutablePointer<Float>) {
-        power.withUnsafeBufferPointer { pw in
-            blockFloor.withUnsafeBufferPointer { bf in
-                let blocks = bf.baseAddress!
-                @inline(__always) func energy(_ p: Probe) -> Float {
-                    let k = Int(p.bin)
-                    guard k >= 0 else { return 0 }
-                    let e = pw[k], f = Self.floor(p, blocks: blocks)
-                    if f <= 0 { return e > 0 ? Self.cap : 0 }
-                    return min(e / f, Self.cap)
+        energy.withUnsafeBufferPointer { en in
+            // Bin 0 is never loaded (its energy stays 0): where a probe has no bin (−1) it reads that.
+            let scale = 1 / unit
+            var i = 0
+            while i + 8 <= pairs.count {
+                var one = SIMD8<Float>(), zero = SIMD8<Float>()
+                for l in 0..<8 {
+                    one[l] = en[Int(max(0, pairs[i + l].1.bin))]
+                    zero[l] = en[Int(max(0, pairs[i + l].0.bin))]
                 }
-                let scale = 1 / unit
-                for (i, p) in pairs.enumerated() {
-                    let one = energy(p.1), zero = energy(p.0)
-                    // Rounded half away from zero (so a pair's two keyings give exactly opposite
-                    // values), without a call into libm.
-                    // Clamped before the conversion, which traps on NaN or beyond Int32.
-                    let d = (one - zero) * scale
-                    let x = d.isNaN ? 0 : max(-200, min(200, d))
-                    out[i] = Int8(clamping: Int32(x + (x < 0 ? -0.5 : 0.5)))
-                    sums[i] = one + zero
-                }
+                UnsafeMutableRawPointer(out + i).storeBytes(of: ByteQuantiser.bytes((one - zero) * scale), as: SIMD8<Int8>.self)
+                UnsafeMutableRawPointer(sums + i).storeBytes(of: one + zero, as: SIMD8<Float>.self)
+                i += 8
+            }
+            for i in i..<pairs.count {
+                let one = en[Int(max(0, pairs[i].1.bin))], zero = en[Int(max(0, pairs[i].0.bin))]
+                out[i] = ByteQuantiser.byte((one - zero) * scale)
+                sums[i] = one + zero
             }
         }
     }

@@ -190,9 +190,7 @@ public final class WatermarkDetector {
                 }
             }
         }
-        coherent = CoherentCopies(probes: probes.flatMap { [$0.0, $0.1] }, tones: tones, spectrumBins: size / 2 + 1,
-                                  blockCount: tones.blockCount(spectrumBins: size / 2 + 1), ringSize: ringSize,
-                                  binWidth: sampleRate / Double(size),
+        coherent = CoherentCopies(probes: probes.flatMap { [$0.0, $0.1] }, ringSize: ringSize, binWidth: sampleRate / Double(size),
                                   termCapacity: 2 * WatermarkFormat.symbolsPerCopy * WatermarkFormat.pairsPerSymbol)
         symbols = try CoherentSymbols(store: coherent, format: format, binWidth: sampleRate / Double(size),
                                       maxSymbols: Self.maxCopies * WatermarkFormat.symbolsPerCopy)
@@ -215,6 +213,7 @@ public final class WatermarkDetector {
             + samples.capacity * 4 + fft.size * 12
             + probes.count * MemoryLayout<(ToneEnergyFrame.Probe, ToneEnergyFrame.Probe)>.stride
             + catalogueSigns.count * MemoryLayout<SIMD16<Float>>.stride + coherent.stateBytes + symbols.stateBytes
+            + tones.stateBytes
     }
 
     deinit {
@@ -280,11 +279,15 @@ public final class WatermarkDetector {
     private func analyseFrame(at offset: Int) {
         let input = fft.input
         samples.withUnsafeBufferPointer { s in
-            for i in 0..<frameLength { input[i] = s[offset + i] * window[i] }
+            window.withUnsafeBufferPointer { w in
+                precondition(offset + frameLength <= s.count && w.count == frameLength)
+                let from = s.baseAddress! + offset, by = w.baseAddress!
+                for i in 0..<frameLength { input[i] = from[i] * by[i] }
+            }
         }
         fft.forward()
         tones.load(fft.spectrum)
-        coherent.store(frame: frameCount, spectrum: fft.spectrum, blockFloors: tones.blockFloor)
+        coherent.store(frame: frameCount, spectrum: fft.spectrum, floors: tones.floorAtBin)
         probes.withUnsafeBufferPointer { tones.pairDifferences($0, unit: Self.pairUnit, into: row(frameCount), sums: pairSums) }
         storeEvidence()
     }
