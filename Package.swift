@@ -34,6 +34,7 @@ let package = Package(
         .library(name: "HarkEngine", targets: ["HarkEngine"]),
         .library(name: "HarkClient", targets: ["HarkClient"]),
         .library(name: "HarkSpool", targets: ["HarkSpool"]),
+        .library(name: "HarkSystem", targets: ["HarkSystem"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

@@ -24,7 +24,8 @@ let package = Package(
         .executableTarget(
             name: "harkd-stress",
             dependencies: ["BenchSupport", .product(name: "HarkClient", package: harkIdentity),
-                           .product(name: "HarkDSP", package: harkIdentity)]),
+                           .product(name: "HarkDSP", package: harkIdentity),
+                           .product(name: "HarkSystem", package: harkIdentity)]),
         .executableTarget(
             name: "harkd-bench",
             dependencies: ["BenchSupport", .product(name: "HarkClient", package: harkIdentity)]),

@@ -2,6 +2,7 @@ import BenchSupport
 import Foundation
 import HarkClient
 import HarkDSP
+import HarkSystem
 
 // harkd under attack and over time, as a device runs it (continuous mode, 48 kHz mono, both
 // analysers, fed in real time through ALSA's file plugin from a FIFO), while a probe client asks

@@ -24,8 +24,8 @@ import HarkFFT
 /// over N payloads instead of 2³², so the threshold drops (9.62 → 7.60 for N = 100, 6.98 for
 /// N = 1) and weaker or shorter captures are heard.
 ///
-/// Memory is constant (2.5 MB at 48 kHz, 0.4 MB of it the coherent reading's scratch, plus 448
-/// bytes per catalogue entry). Not thread-safe.
+/// Memory is constant (2.6 MB at 48 kHz with the TV profile, 0.4 MB of it the coherent reading's
+/// scratch, plus 448 bytes per catalogue entry). Not thread-safe.
 public final class WatermarkDetector {
     /// One symbol: a frame that spans a whole symbol catches all of a tone's energy (a 0.32 s
     /// frame caught less and read 13 % lower scores on the bench's rooms and 35 % on noise hosts).
