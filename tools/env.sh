@@ -20,3 +20,11 @@ if [ -x "$swift_bin/ld.lld" ]; then
 JSON
     release_build+=(--toolset "$PWD/.build/release-toolset.json")
 fi
+
+# Builds one of the benchmarks (Benchmarks/, a package of its own) in release mode. Its build
+# plan is dropped first: SwiftPM does not notice a file added to Hark, which the benchmarks reach
+# as a path dependency, and would build from the old plan (re-planning costs a second).
+build_benchmark() {
+    rm -f Benchmarks/.build/release.yaml
+    (cd Benchmarks && swift build -c release --product "$1")
+}

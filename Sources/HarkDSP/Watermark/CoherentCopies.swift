@@ -194,7 +194,7 @@ final class CoherentCopies {
                     addTerm(p.1)
                 }
             }
-            crossSpectra(terms: first..<n, rows: rows[base..<(base + copies)])
+            crossSpectra(terms: first..<n, rows: rows, copies: base..<(base + copies))
         }
         // Padding terms count for nothing.
         while n % 8 != 0 { termBin[n] = 0; termRe[n] = 0; termIm[n] = 0; n += 1 }
@@ -236,10 +236,9 @@ final class CoherentCopies {
         }
     }
 
-    /// Each term's cross-spectra of successive copies, y · conj(x), each compressed to the square
-    /// root of its magnitude, summed (into `termRe`, `termIm`).
-    private func crossSpectra(terms: Range<Int>, rows: ArraySlice<Int>) {
-        let rows = Array(rows)
+    /// Each term's cross-spectra of successive copies (`rows[copies]`, oldest first), y · conj(x),
+    /// each compressed to the square root of its magnitude, summed (into `termRe`, `termIm`).
+    private func crossSpectra(terms: Range<Int>, rows: [Int], copies: Range<Int>) {
         // Added under the magnitude's square root, it changes no magnitude a term can have
         // (values are multiples of 1/quantum, so a non-zero one is at least 1/quantum²) and
         // keeps an all-zero cross-spectrum zero without a comparison.
@@ -247,7 +246,7 @@ final class CoherentCopies {
         for t in terms {
             let j = Int(termKept[t])
             var sr: Float = 0, si: Float = 0
-            for c in 1..<rows.count {
+            for c in (copies.lowerBound + 1)..<copies.upperBound {
                 let x = value(rows[c - 1], j), y = value(rows[c], j)
                 let cr = y.x * x.x + y.y * x.y, ci = y.y * x.x - y.x * x.y
                 let m = (cr * cr + ci * ci).squareRoot()
