@@ -96,4 +96,27 @@ import Testing
         #expect(abs(MaskingModel.bark(1000) - 8.51) < 0.02)
         #expect(abs(MaskingModel.bark(4000) - 17.26) < 0.05)
     }
+
+    @Test func temporalMaskingDecaysAfterAnOnsetAndMasksNothingBeforeIt() {
+        // 100 ms of silence, then a 1 kHz tone: the blocks before the onset are masked by
+        // nothing (no pre-masking: PEAQ heard the 5 ms it used to lend before drum hits), and
+        // after the tone stops the masker falls by e^(−t / 10 ms).
+        var t = TemporalMasking(sampleRate: Self.rate, band: 240...7200)
+        let onset = 4800, stop = 14_400
+        let x: [Float] = (0..<24_000).map { n in
+            n >= onset && n < stop ? Float(0.5 * sin(2 * Double.pi * 1000 * Double(n) / Self.rate)) : 0
+        }
+        x.withUnsafeBufferPointer { t.append($0) }
+        let b = t.blockLength
+        let maskers = (0..<t.blocksDone).map { t.masker($0) }
+        let before = onset / b - 1, during = (onset + stop) / 2 / b
+        #expect(maskers[before] == 0, "a block before the onset is masked by \(maskers[before])")
+        #expect(maskers[during] > 0.1)
+        // 20 ms after the stop (past the filter's ringing): the held tail, 2 time constants down.
+        let after = (stop + 960) / b, last = stop / b - 1
+        let drop = 10 * log10(maskers[after] / maskers[last])
+        let expected = -10 * log10(exp(1.0)) * Double((after - last) * b) / Self.rate / 0.010
+        #expect(abs(drop - expected) < 0.5, "fell \(drop) dB, forward masking says \(expected)")
+        #expect(TemporalMasking.gain(masker: maskers[after], frameEnergy: maskers[during]) < 0.4)
+    }
 }

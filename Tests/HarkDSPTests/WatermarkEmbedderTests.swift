@@ -105,12 +105,12 @@ import Testing
     @Test func silenceAndPausesTheHostCannotCoverGetNoMark() throws {
         // Noise, 1 s of digital silence, noise, silence. Once the last frame touching the noise
         // has passed (half a 43 ms frame and a hop) the mark is exactly zero, and it returns no
-        // earlier than 8 ms before the noise does (pre-masking: two 2.7 ms blocks ahead, and the
-        // gain's interpolation towards the next block).
+        // earlier than 4 ms before the noise does (no pre-masking: only the gain's interpolation
+        // from the centre of the block before the onset's).
         let on = pink(seconds: 1.2), off = silence(Int(1.0 * Self.rate))
         let host = on + off + pink(seconds: 1.2, seed: 2) + silence(Int(0.8 * Self.rate))
         let w = try mark(host, strength: 0).mark
-        let quiet1 = Int(1.24 * Self.rate)..<Int((2.2 - 0.008) * Self.rate)
+        let quiet1 = Int(1.24 * Self.rate)..<Int((2.2 - 0.004) * Self.rate)
         let quiet2 = Int(3.44 * Self.rate)..<host.count
         #expect(w[quiet1].allSatisfy { $0 == 0 } && w[quiet2].allSatisfy { $0 == 0 })
         // The noise itself is marked.

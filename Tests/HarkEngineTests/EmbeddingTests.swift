@@ -46,7 +46,7 @@ import Testing
             #expect(marked.count == host.count)
             return (zip(marked, host).map { $0 - $1 }, marked, result)
         }
-        let quiet = try embedded(strength: nil), loud = try embedded(strength: 10)
+        let quiet = try embedded(strength: nil), loud = try embedded(strength: WatermarkProfile.tv.defaultStrength + 20)
         let quietRatio = 10 * log10(power(quiet.mark) / power(host)), loudRatio = 10 * log10(power(loud.mark) / power(host))
         #expect(abs(quiet.result.ratio - quietRatio) < 0.1 && abs(loud.result.ratio - loudRatio) < 0.1)
         // 20 dB of strength is 20 dB of watermark (nothing clips on this host).

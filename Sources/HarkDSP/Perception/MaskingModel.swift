@@ -31,7 +31,7 @@ import HarkFFT
 ///
 /// Time is left to ``TemporalMasking``: the frame sees 43 ms at once, so its threshold is the
 /// simultaneous masking of the frame's host, and the short-time envelope decides how much of
-/// it each moment may use (pre-masking about 5 ms, forward masking decaying with 10 ms).
+/// it each moment may use (forward masking decaying with 10 ms, no pre-masking).
 ///
 /// Powers are mean squares of the sample values (a sine of amplitude `a` has power `a²/2`).
 /// One instance analyses one stream; it keeps the two previous frames for tonality.

@@ -142,7 +142,7 @@ public enum TransparencyBench {
                     try deliver(marked, to: delivered, seed: 3)
                     let odg = try grader.grade(reference: reference, test: delivered)
                     row.grades.append((odg, e.ratio))
-                    log(String(cFormat: "%@, %@, %+.0f dB: ODG %.2f, mark %.1f dB re host", row.host, profile.rawValue, strength,
+                    log(String(cFormat: "%@, %@, %+g dB: ODG %.2f, mark %.1f dB re host", row.host, profile.rawValue, strength,
                                odg, e.ratio))
                 }
                 report.rows.append(row)
@@ -175,7 +175,7 @@ public enum TransparencyBench {
     /// The grades as a Markdown table, one column per profile and strength, with the median,
     /// the worst host and the targets.
     public static func table(_ r: TransparencyReport) -> String {
-        let heads = r.columns.map { String(cFormat: "%@, %+.0f dB", $0.profile.rawValue, $0.strength) }
+        let heads = r.columns.map { String(cFormat: "%@, %+g dB", $0.profile.rawValue, $0.strength) }
         var s = "| host | baseline | " + heads.joined(separator: " | ") + " |\n"
         s += "|---|---|" + heads.map { _ in "---|" }.joined() + "\n"
         for row in r.rows {
