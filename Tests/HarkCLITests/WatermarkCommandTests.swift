@@ -18,12 +18,12 @@ import Testing
     @Test func embedThenDetect() throws {
         let host = try music("host.wav")
         let marked = dir.file("marked.wav")
-        // At the default strength the mark follows the music's masking threshold 10 dB down:
-        // some 30 dB under the host overall, and 10 dB or more under it in every 1/3-octave band.
+        // At the default strength the mark follows the music's masking threshold 2.5 dB down:
+        // some 23 dB under the host overall, and 10 dB or more under it in every 1/3-octave band.
         let quiet = try Hark.run(["embed", host, dir.file("quiet.wav"), "--payload", "1A2B3C4D"])
         #expect(quiet.status == 0, "\(quiet.stderr)")
         let figures = (quiet.stdout.components(separatedBy: "watermark ").last ?? "").split(separator: " ").compactMap { Double($0) }
-        #expect(figures.count >= 2 && figures[0] < -25 && figures[0] > -40 && figures[1] <= -10, "\(quiet.stdout)")
+        #expect(figures.count >= 2 && figures[0] < -20 && figures[0] > -40 && figures[1] <= -10, "\(quiet.stdout)")
         let embed = try Hark.run(["embed", host, marked, "--payload", "1A2B3C4D"] + loud)
         #expect(embed.status == 0, "\(embed.stderr)")
         #expect(embed.stdout.contains("payload 1a2b3c4d"))
@@ -81,7 +81,7 @@ import Testing
     }
 
     @Test func catalogueHearsWeakerMarksAndOnlyItsOwn() throws {
-        // 4 s of pink noise marked at the default strength: too weak to decode openly, enough
+        // 4 s of pink noise marked at −10.5 dB: too weak to decode openly, enough
         // against a catalogue that names it (threshold 7.08 for two payloads, not 9.62;
         // −11 to −10 dB do this here, −9.5 decodes openly, −11.5 is heard by neither).
         let host = dir.file("pink.wav")

@@ -8,10 +8,11 @@ import Testing
     static let rate = 48_000.0
 
     /// The watermark alone (not added to the host), fed in uneven blocks.
-    private func mark(_ host: [Float], strength: Double, format: WatermarkFormat = WatermarkFormat(key: .demo))
+    private func mark(_ host: [Float], strength: Double, format: WatermarkFormat = WatermarkFormat(key: .demo),
+                      temporalParts: Int = TemporalBand.partCount)
         throws -> (mark: [Float], embedder: WatermarkEmbedder) {
         let embedder = try WatermarkEmbedder(format: format, payload: WatermarkPayload(0x1A2B_3C4D), sampleRate: Self.rate,
-                                             strength: strength)
+                                             strength: strength, copyOffset: 0, temporalParts: temporalParts)
         var w: [Float] = []
         var i = 0
         while i < host.count {
@@ -117,6 +118,50 @@ import Testing
         #expect(w[Int(0.5 * Self.rate)..<Int(1.0 * Self.rate)].contains { $0 != 0 })
         // A host under the threshold in quiet (noise at −100 dB re full scale) gets no mark at all.
         #expect(try mark(pink(seconds: 4, rms: 1e-5), strength: 0).mark.allSatisfy { $0 == 0 })
+    }
+
+    @Test func eachPartOfTheBandFollowsItsOwnEnvelope() throws {
+        // 30 ms bursts of 300–900 Hz noise (a kick) every 250 ms over a steady 3–6 kHz band (a
+        // cymbal). In the 43 ms frames that hold a burst the low tones may sound; before the
+        // burst starts nothing covers them. With an envelope of its own the low part stays
+        // silent until the burst; with one envelope for the whole band the steady high band
+        // let the low tones sound ahead of every burst (what PEAQ heard on drums and bass).
+        var low = BiquadCascade.bandPass(low: 300, high: 900, order: 4, sampleRate: Self.rate)
+        var high = BiquadCascade.bandPass(low: 3000, high: 6000, order: 4, sampleRate: Self.rate)
+        var host = pink(seconds: 3, rms: 0.3)
+        host.withUnsafeMutableBufferPointer { high.process($0) }
+        var bursts = pink(seconds: 3, rms: 1, seed: 7)
+        bursts.withUnsafeMutableBufferPointer { low.process($0) }
+        let period = Int(0.25 * Self.rate), burst = Int(0.03 * Self.rate)
+        for i in host.indices where i % period < burst { host[i] += bursts[i] }
+
+        func lowBand(_ parts: Int) throws -> (during: Double, before: Double) {
+            var w = try mark(host, strength: 0, temporalParts: parts).mark
+            var probe = BiquadCascade.bandPass(low: 450, high: 750, order: 4, sampleRate: Self.rate)
+            w.withUnsafeMutableBufferPointer { probe.process($0) }
+            var during = 0.0, before = 0.0
+            // From 20 ms to 5 ms before a burst (the gain's interpolation may lead it by 4 ms).
+            let from = period - Int(0.02 * Self.rate), to = period - Int(0.005 * Self.rate)
+            for i in Int(0.5 * Self.rate)..<Int(2.5 * Self.rate) {
+                let phase = i % period, p = Double(w[i]) * Double(w[i])
+                if phase < burst { during += p / Double(burst) }
+                else if phase >= from && phase < to { before += p / Double(to - from) }
+            }
+            return (during, before)
+        }
+        let own = try lowBand(TemporalBand.partCount), shared = try lowBand(1)
+        let ownLead = 10 * log10(own.before / own.during), sharedLead = 10 * log10(shared.before / shared.during)
+        #expect(ownLead < -30, "low tones before a burst: \(ownLead) dB re during it")
+        #expect(ownLead < sharedLead - 10, "one envelope for the band: \(sharedLead) dB (the contrast this test rests on)")
+    }
+
+    @Test func partsOfTheBandAreEqualOnTheBarkScaleAndCoverIt() {
+        let parts = TemporalBand.parts(of: 300...6000, count: 6, sampleRate: Self.rate)
+        #expect(parts.count == 6 && parts.first!.tones.lowerBound == 300 && parts.last!.tones.upperBound == 6000)
+        let widths = parts.map { MaskingModel.bark($0.tones.upperBound) - MaskingModel.bark($0.tones.lowerBound) }
+        #expect(widths.allSatisfy { abs($0 - widths[0]) < 0.01 })
+        for (a, b) in zip(parts, parts.dropFirst()) { #expect(a.tones.upperBound == b.tones.lowerBound) }
+        #expect(parts.allSatisfy { $0.filter.lowerBound == 0.8 * $0.tones.lowerBound })
     }
 
     @Test func strengthIsDecibelsOfPower() throws {

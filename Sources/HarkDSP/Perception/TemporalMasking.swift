@@ -2,7 +2,8 @@ import FoundationEssentials
 import Glibc
 
 /// What a host masks from one moment to the next, at a finer time scale than ``MaskingModel``'s
-/// 43 ms frames: the host's energy in short blocks (about 2.7 ms) in the mark's band, with
+/// 43 ms frames: the host's energy in short blocks (about 2.7 ms) in one band (the embedder
+/// keeps one for each of six parts of the mark's band), with
 /// forward masking (an energy that decays with a 10 ms time constant after the masker stops)
 /// and no pre-masking.
 ///

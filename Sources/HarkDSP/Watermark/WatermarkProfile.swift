@@ -31,8 +31,8 @@ public enum WatermarkProfile: String, Sendable, CaseIterable, Codable {
     /// docs/watermark.md has the grade of every strength.
     public var defaultStrength: Double {
         switch self {
-        case .tv: return -5
-        case .stadium: return -2.5
+        case .tv: return -2.5
+        case .stadium: return -1
         }
     }
 
