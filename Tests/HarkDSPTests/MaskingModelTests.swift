@@ -115,7 +115,7 @@ import Testing
         // 20 ms after the stop (past the filter's ringing): the held tail, 2 time constants down.
         let after = (stop + 960) / b, last = stop / b - 1
         let drop = 10 * log10(maskers[after] / maskers[last])
-        let expected = -10 * log10(exp(1.0)) * Double((after - last) * b) / Self.rate / 0.010
+        let expected = -10 * log10(exp(1.0)) * Double((after - last) * b) / Self.rate / TemporalMasking.forwardTau
         #expect(abs(drop - expected) < 0.5, "fell \(drop) dB, forward masking says \(expected)")
         #expect(TemporalMasking.gain(masker: maskers[after], frameEnergy: maskers[during]) < 0.4)
     }

@@ -3,9 +3,8 @@ import Glibc
 
 /// What a host masks from one moment to the next, at a finer time scale than ``MaskingModel``'s
 /// 43 ms frames: the host's energy in short blocks (about 2.7 ms) in one band (the embedder
-/// keeps one for each of six parts of the mark's band), with
-/// forward masking (an energy that decays with a 10 ms time constant after the masker stops)
-/// and no pre-masking.
+/// keeps one for each of six parts of the mark's band), with forward masking (an energy that
+/// decays with a 10 ms time constant after the masker stops) and no pre-masking.
 ///
 /// A frame's threshold is set by the host's energy over the whole frame; a mark that followed it
 /// would start up to 20 ms before a drum hit and ring on into the silence after a word. The

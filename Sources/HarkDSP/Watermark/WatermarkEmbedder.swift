@@ -49,6 +49,9 @@ public final class WatermarkEmbedder {
     private var thresholds: [[Double]] // ring: [frame % ring][partition]
     private let ring = 4
     private var frame: [Float]
+    // Scratch for one stretch of synthesis, a row per part: the tones, then the gains.
+    private var partTones: [Double] = []
+    private var partGains: [Double] = []
     private var emitted = 0            // output samples produced
     private var finished = false
 
@@ -234,8 +237,12 @@ public final class WatermarkEmbedder {
             let slot = ((symbol % WatermarkFormat.symbolsPerCopy) + WatermarkFormat.symbolsPerCopy) % WatermarkFormat.symbolsPerCopy
             // Each part's tones summed in a row of their own, then weighted by its envelope.
             let parts = temporal.count
-            var blocks = [Double](repeating: 0, count: parts * count)
-            blocks.withUnsafeMutableBufferPointer { block in
+            if partTones.count < parts * count {
+                partTones = [Double](repeating: 0, count: parts * count)
+                partGains = partTones
+            }
+            for i in 0..<(parts * count) { partTones[i] = 0 }
+            partTones.withUnsafeMutableBufferPointer { block in
                 for i in activeFrequency[slot].indices {
                     let a0 = amplitude(slot: slot, tone: i, frame: frame)
                     let a1 = amplitude(slot: slot, tone: i, frame: frame + 1)
@@ -255,7 +262,6 @@ public final class WatermarkEmbedder {
                     }
                 }
             }
-            var partGains = [Double](repeating: 0, count: parts * count)
             partGains.withUnsafeMutableBufferPointer { g in
                 for k in 0..<parts { temporalGains(k, from: n, into: UnsafeMutableBufferPointer(rebasing: g[(k * count)..<((k + 1) * count)])) }
             }
@@ -270,7 +276,7 @@ public final class WatermarkEmbedder {
                     envelope = 1
                 }
                 var v = 0.0
-                for k in 0..<parts { v += blocks[k * count + j] * partGains[k * count + j] }
+                for k in 0..<parts { v += partTones[k * count + j] * partGains[k * count + j] }
                 out.append(Float(v * envelope))
             }
             n += count
@@ -298,10 +304,9 @@ public final class WatermarkEmbedder {
 ///
 /// With one envelope for the whole band, every tone followed the loudest part of the host (a
 /// 400 Hz tone held its level after the kick under it had decayed, as long as a cymbal kept the
-/// envelope up), and PEAQ graded the bench's drums and bass −0.82 at −5 dB. Cut into 3 parts,
-/// −0.12; into 6,
-/// speech improved too (−0.63 → −0.44 at −5 dB with 3 parts; at −2.5 dB −0.84 with 3, −0.81 with
-/// 6, −0.81 with 12), for the same mark power (docs/watermark.md, "Level").
+/// envelope up), and PEAQ graded the bench's drums and bass −0.82 at −5 dB: −0.12 with 3 parts,
+/// −0.11 with 6. Speech improved too (−0.63 → −0.44 at −5 dB with 3 parts; at −2.5 dB −0.84
+/// with 3, −0.81 with 6 and with 12), for the same mark power (docs/watermark.md, "Level").
 struct TemporalBand {
     /// Parts the band is cut into, equal on the Bark scale (about 2.5 Bark each for TV).
     static let partCount = 6
