@@ -59,6 +59,17 @@ import Testing
         #expect(underTone - underNoise > 8, "a tone masks \(underTone - underNoise) dB less than noise")
     }
 
+    @Test func aHighToneMasksNoMoreThanTheCapUnderItself() throws {
+        // Johnston's offset at 5 kHz (z = 18.6 Bark) would put the threshold 33 dB under the
+        // tone; the cap holds it at 21 dB (spreading adds a little to the tone's own energy).
+        let power = 0.005
+        let m = try model(after: sine(5000, amplitude: (2 * power).squareRoot(), rate: Self.rate, count: Int(Self.rate)), at: 0.5)
+        let p = m.partition(of: 5000)
+        #expect(m.tonality[p] > 0.9, "tonality of a steady tone \(m.tonality[p])")
+        let under = dB(power / m.threshold[p])
+        #expect(abs(under - MaskingModel.tonalOffsetCap) < 2.5, "threshold \(under) dB under a 5 kHz tone")
+    }
+
     @Test func maskingSpreadsFurtherUpThanDownAndFurtherWhenLoud() throws {
         // PEAQ's slopes: 27 dB per Bark below a masker; above it 24 + 230/f − 0.2 L dB per
         // Bark, shallower for a loud masker.
