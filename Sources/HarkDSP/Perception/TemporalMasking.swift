@@ -33,6 +33,7 @@ public struct TemporalMasking {
     private var firstBlock = 0
     private var tail = 0.0
     private var tailBlock = -1
+    private var scratch: [Float] = []
 
     /// - Parameter band: the band whose energy masks the mark (Hz).
     public init(sampleRate: Double, band: ClosedRange<Double>) {
@@ -46,16 +47,22 @@ public struct TemporalMasking {
 
     /// Adds host samples (silence: pass zeros).
     public mutating func append(_ samples: UnsafeBufferPointer<Float>) {
-        // A non-finite sample would leave the filter's state non-finite for good.
-        var filtered = samples.map { $0.isFinite ? $0 : 0 }
-        filtered.withUnsafeMutableBufferPointer { filter.process($0) }
-        for x in filtered {
-            pendingSum += Double(x) * Double(x)
-            pendingCount += 1
-            if pendingCount == blockLength {
-                energies.append(pendingSum / Double(blockLength))
-                pendingSum = 0
-                pendingCount = 0
+        // A non-finite sample would leave the filter's state non-finite for good. The filtered
+        // copy goes into a buffer kept between calls: the embedder appends every block to six
+        // parts, and a fresh array each time was six allocations a block.
+        if scratch.count < samples.count { scratch = [Float](repeating: 0, count: samples.count) }
+        scratch.withUnsafeMutableBufferPointer { buffer in
+            let filtered = UnsafeMutableBufferPointer(rebasing: buffer[0..<samples.count])
+            for i in samples.indices { filtered[i] = samples[i].isFinite ? samples[i] : 0 }
+            filter.process(filtered)
+            for x in filtered {
+                pendingSum += Double(x) * Double(x)
+                pendingCount += 1
+                if pendingCount == blockLength {
+                    energies.append(pendingSum / Double(blockLength))
+                    pendingSum = 0
+                    pendingCount = 0
+                }
             }
         }
     }

@@ -241,8 +241,8 @@ public final class WatermarkEmbedder {
                 partTones = [Double](repeating: 0, count: parts * count)
                 partGains = partTones
             }
-            for i in 0..<(parts * count) { partTones[i] = 0 }
             partTones.withUnsafeMutableBufferPointer { block in
+                block.update(repeating: 0)
                 for i in activeFrequency[slot].indices {
                     let a0 = amplitude(slot: slot, tone: i, frame: frame)
                     let a1 = amplitude(slot: slot, tone: i, frame: frame + 1)
@@ -265,19 +265,25 @@ public final class WatermarkEmbedder {
             partGains.withUnsafeMutableBufferPointer { g in
                 for k in 0..<parts { temporalGains(k, from: n, into: UnsafeMutableBufferPointer(rebasing: g[(k * count)..<((k + 1) * count)])) }
             }
-            for j in 0..<count {
-                let inSymbol = (Double(n + j) - symbolStart) / fs
-                let envelope: Double
-                if inSymbol < ramp {
-                    envelope = 0.5 - 0.5 * cos(Double.pi * inSymbol / ramp)
-                } else if inSymbol > WatermarkFormat.symbolDuration - ramp {
-                    envelope = 0.5 - 0.5 * cos(Double.pi * (WatermarkFormat.symbolDuration - inSymbol) / ramp)
-                } else {
-                    envelope = 1
+            // The rows are read through pointers: array subscripts here, six a sample, carried
+            // exclusivity checks.
+            partTones.withUnsafeBufferPointer { tones in
+                partGains.withUnsafeBufferPointer { gains in
+                    for j in 0..<count {
+                        let inSymbol = (Double(n + j) - symbolStart) / fs
+                        let envelope: Double
+                        if inSymbol < ramp {
+                            envelope = 0.5 - 0.5 * cos(Double.pi * inSymbol / ramp)
+                        } else if inSymbol > WatermarkFormat.symbolDuration - ramp {
+                            envelope = 0.5 - 0.5 * cos(Double.pi * (WatermarkFormat.symbolDuration - inSymbol) / ramp)
+                        } else {
+                            envelope = 1
+                        }
+                        var v = 0.0
+                        for k in 0..<parts { v += tones[k * count + j] * gains[k * count + j] }
+                        out.append(Float(v * envelope))
+                    }
                 }
-                var v = 0.0
-                for k in 0..<parts { v += partTones[k * count + j] * partGains[k * count + j] }
-                out.append(Float(v * envelope))
             }
             n += count
         }
