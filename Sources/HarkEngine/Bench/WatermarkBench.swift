@@ -57,7 +57,28 @@ public struct BenchReport: Sendable {
 /// length at random offsets. Reports detection rate, wrong payloads and median time to detect
 /// per condition and window; then false detections over unmarked audio and with a wrong key.
 public enum WatermarkBench {
+    /// Why the bench cannot run as defined.
+    public enum Failure: Error, CustomStringConvertible, Equatable {
+        case codecUnavailable(condition: String, codec: String)
+        public var description: String {
+            switch self {
+            case .codecUnavailable(let condition, let codec):
+                return "the condition '\(condition)' passes the audio through \(codec), which needs ffmpeg, and ffmpeg is not installed (apt-get install ffmpeg; tools/bench-watermark installs it)"
+            }
+        }
+    }
+
+    /// Refuses a definition that needs a program this machine lacks. Without ffmpeg a path's
+    /// codec is skipped (`hark simulate` says so and goes on), and a bench row would then report
+    /// under the codec's name what the path did without it.
+    static func checkTools(_ d: BenchDefinition, find: (String) -> String? = Simulation.findExecutable) throws {
+        if let c = d.conditions.first(where: { $0.codec != nil }), find("ffmpeg") == nil {
+            throw Failure.codecUnavailable(condition: c.name, codec: c.codec!)
+        }
+    }
+
     public static func run(_ d: BenchDefinition, workDirectory: String, log: (String) -> Void) throws -> BenchReport {
+        try checkTools(d)
         let started = Date()
         let hosts = try BenchHosts(directory: workDirectory + "/hosts")
         var rng = SplitMix64(seed: d.seed)

@@ -48,6 +48,9 @@ struct WatermarkBenchCommand: ParsableCommand {
         } catch let error as BenchHosts.Failure {
             Diagnostics.error(error.description)
             throw ExitCode.failure
+        } catch let error as WatermarkBench.Failure {
+            Diagnostics.error(error.description)
+            throw ExitCode.failure
         }
     }
 }

@@ -1,0 +1,24 @@
+import Foundation
+import Testing
+@testable import HarkEngine
+
+/// What the robustness bench refuses before it runs a trial.
+@Suite struct WatermarkBenchTests {
+    static let definitions = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../signals/watermark-bench.json").path
+
+    @Test func aCodecWithoutFFmpegIsRefusedNotSkipped() throws {
+        let d = try BenchDefinition.load(path: Self.definitions)
+        let codec = try #require(d.conditions.first { $0.codec != nil })
+        #expect(throws: WatermarkBench.Failure.codecUnavailable(condition: codec.name, codec: codec.codec!)) {
+            try WatermarkBench.checkTools(d) { _ in nil }
+        }
+        let error = WatermarkBench.Failure.codecUnavailable(condition: codec.name, codec: codec.codec!)
+        #expect(error.description.contains("ffmpeg is not installed") && error.description.contains(codec.name))
+        // With ffmpeg found, or with no condition needing it, nothing is refused.
+        try WatermarkBench.checkTools(d) { $0 == "ffmpeg" ? "/usr/bin/ffmpeg" : nil }
+        var withoutCodecs = d
+        withoutCodecs.conditions = d.conditions.map { var c = $0; c.codec = nil; return c }
+        try WatermarkBench.checkTools(withoutCodecs) { _ in nil }
+    }
+}
