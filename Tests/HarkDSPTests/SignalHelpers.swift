@@ -32,3 +32,18 @@ func steadyLevel(_ f: Double, amplitude: Double, rate: Double, settle: Double = 
     feed(meter, Array(signal[settleCount...]))
     return meter.report()
 }
+
+/// Level (dB re a full-scale sine) at `f` Hz of `y` sampled at `rate`, read over its middle half
+/// through a Hann window, away from a filter's start-up at either end.
+func toneLevel(_ y: [Float], at f: Double, rate: Double) -> Double {
+    let start = y.count / 4, count = y.count / 2
+    var re = 0.0, im = 0.0, w = 0.0
+    for i in 0..<count {
+        let win = 0.5 - 0.5 * cos(2 * Double.pi * (Double(i) + 0.5) / Double(count))
+        let ph = 2 * Double.pi * f * Double(start + i) / rate
+        re += win * Double(y[start + i]) * cos(ph)
+        im += win * Double(y[start + i]) * sin(ph)
+        w += win
+    }
+    return 20 * log10(2 * (re * re + im * im).squareRoot() / w)
+}

@@ -342,4 +342,17 @@ import Testing
         _ = noise.withUnsafeBufferPointer { detector.process($0) }
         #expect(detector.stateBytes < 8_000_000)
     }
+
+    @Test func framesAreReadAtTheLowestRateTheBandAllows() throws {
+        // The band and the floor around its top tone (TV 6.08 kHz, stadium 7.58 kHz) must stay
+        // clear of aliases, and frames and hops must remain whole numbers of samples.
+        let cases: [(Double, WatermarkProfile, Int)] = [
+            (48_000, .tv, 3), (48_000, .stadium, 2), (44_100, .tv, 3), (44_100, .stadium, 1),
+            (32_000, .tv, 2), (16_000, .tv, 1), (96_000, .tv, 6), (96_000, .stadium, 5),
+        ]
+        for (rate, profile, factor) in cases {
+            let detector = try WatermarkDetector(format: WatermarkFormat(key: .demo, profile: profile), sampleRate: rate)
+            #expect(detector.analysisFactor == factor, "\(rate) Hz, \(profile)")
+        }
+    }
 }

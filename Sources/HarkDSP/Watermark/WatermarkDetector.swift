@@ -104,8 +104,16 @@ public final class WatermarkDetector {
     public let format: WatermarkFormat
     public let sampleRate: Double
 
+    /// The input, its rate lowered to what the band needs (``analysisDecimation``).
+    private var decimator: Decimator
+    /// The rate frames are read at, and their length and hop in samples of that rate.
+    private let analysisRate: Double
     private let frameLength: Int
     private let hopLength: Int
+    /// Input samples taken so far.
+    private var inputCount = 0
+    /// Input samples per analysed sample.
+    var analysisFactor: Int { decimator.factor }
     private let fft: RealFFT
     private let window: [Float]
     private var tones: ToneEnergyFrame
@@ -160,17 +168,28 @@ public final class WatermarkDetector {
         airings = AiringMemory(repeatInterval: repeatInterval)
         // An even length, transformed without zero padding: 2.5 Hz bins, so every point of the
         // 10 Hz grid falls on a bin (at 44.1 and 48 kHz exactly), and FFTW is nearly as quick for
-        // 2^a·3^b·5^c·7^d as for a power of two.
-        let length = Int((Self.frameDuration * sampleRate / 2).rounded()) * 2
+        // 2^a·3^b·5^c·7^d as for a power of two. Read at a rate lowered to what the band needs:
+        // the same bins from a third of the samples at 48 kHz (TV), where the frame's transform
+        // had been a fifth of the detector's time.
+        let inputLength = Int((Self.frameDuration * sampleRate / 2).rounded()) * 2
+        let inputHop = Int((Self.hopDuration * sampleRate).rounded())
+        let maxScale = Self.clockScales.max()!, minScale = Self.clockScales.min()!
+        let highest = min(format.profile.band.upperBound * maxScale, 0.49 * sampleRate)
+        let binWidth = sampleRate / Double(inputLength)
+        let lowest = format.profile.band.lowerBound * minScale
+        // The highest frequency any reading looks at: the floor reaches past the top tone.
+        let top = ToneEnergyFrame(binWidth: binWidth, lowestFrequency: lowest, highestFrequency: highest).highestBin
+        let factor = Self.analysisDecimation(sampleRate: sampleRate, frameLength: inputLength, hopLength: inputHop,
+                                             highestFrequency: Double(top + 1) * binWidth)
+        decimator = Decimator(factor: factor, passband: Double(top + 1) * binWidth / sampleRate)
+        analysisRate = sampleRate / Double(factor)
+        let length = inputLength / factor
         frameLength = length
-        hopLength = Int((Self.hopDuration * sampleRate).rounded())
+        hopLength = inputHop / factor
         let size = length
         fft = try RealFFT(size: size)
         window = (0..<length).map { Float(0.5 - 0.5 * cos(2 * Double.pi * (Double($0) + 0.5) / Double(length))) }
-        let maxScale = Self.clockScales.max()!, minScale = Self.clockScales.min()!
-        tones = ToneEnergyFrame(binWidth: sampleRate / Double(size),
-                                lowestFrequency: format.profile.band.lowerBound * minScale,
-                                highestFrequency: min(format.profile.band.upperBound * maxScale, 0.49 * sampleRate))
+        tones = ToneEnergyFrame(binWidth: binWidth, lowestFrequency: lowest, highestFrequency: highest)
         framesPerSymbol = Int((WatermarkFormat.symbolDuration / Self.hopDuration).rounded())
         ringSize = (Self.maxCopies * WatermarkFormat.symbolsPerCopy) * framesPerSymbol + 1
         ring = .allocate(capacity: ringSize * Self.entrySize)
@@ -190,10 +209,26 @@ public final class WatermarkDetector {
                 }
             }
         }
-        coherent = CoherentCopies(probes: probes.flatMap { [$0.0, $0.1] }, ringSize: ringSize, binWidth: sampleRate / Double(size),
+        coherent = CoherentCopies(probes: probes.flatMap { [$0.0, $0.1] }, ringSize: ringSize, binWidth: binWidth,
                                   termCapacity: 2 * WatermarkFormat.symbolsPerCopy * WatermarkFormat.pairsPerSymbol)
-        symbols = try CoherentSymbols(store: coherent, format: format, binWidth: sampleRate / Double(size),
+        symbols = try CoherentSymbols(store: coherent, format: format, binWidth: binWidth,
                                       maxSymbols: Self.maxCopies * WatermarkFormat.symbolsPerCopy)
+    }
+
+    /// The whole factor the input's rate is lowered by before frames are read: the largest that
+    /// keeps `highestFrequency` clear of aliases with a transition of at least a tenth of the new
+    /// rate (a filter of 73 taps at 48 kHz for the TV profile) and divides the frame and the hop
+    /// exactly, so that bins stay 2.5 Hz wide and frames end where they did. A frame then holds
+    /// the input as it was the filter's delay earlier (36 samples, 0.75 ms, at 48 kHz), which
+    /// no reading notices: the coherent ones find their own delays. At 48 kHz: 3 for the TV
+    /// profile (tones to 6 kHz), 2 for the stadium's (7.5 kHz); at 44.1 kHz 3 and 1.
+    static func analysisDecimation(sampleRate: Double, frameLength: Int, hopLength: Int, highestFrequency: Double) -> Int {
+        var best = 1
+        for factor in 2...8 where frameLength % factor == 0 && hopLength % factor == 0 && (frameLength / factor) % 2 == 0 {
+            let rate = sampleRate / Double(factor)
+            if rate - 2 * highestFrequency >= 0.1 * rate { best = factor }
+        }
+        return best
     }
 
     /// The highest score of any codeword the decoder returned so far, whether or not its CRC
@@ -210,7 +245,7 @@ public final class WatermarkDetector {
     /// Bytes held by the detector's buffers (for the 10 MB budget).
     public var stateBytes: Int {
         ringSize * Self.entrySize + ringSize * Self.evidencePerFrame * 4 + Self.entrySize * 4
-            + samples.capacity * 4 + fft.size * 12
+            + samples.capacity * 4 + decimator.stateBytes + fft.size * 12
             + probes.count * MemoryLayout<(ToneEnergyFrame.Probe, ToneEnergyFrame.Probe)>.stride
             + catalogueSigns.count * MemoryLayout<SIMD16<Float>>.stride + coherent.stateBytes + symbols.stateBytes
             + tones.stateBytes
@@ -231,7 +266,7 @@ public final class WatermarkDetector {
     }
 
     /// Seconds of input consumed so far.
-    public var elapsed: Double { Double(samplesStart + samples.count) / sampleRate }
+    public var elapsed: Double { Double(inputCount) / sampleRate }
 
     /// Adds samples; returns the detections they complete.
     public func process(_ block: UnsafeBufferPointer<Float>) -> [WatermarkDetection] {
@@ -249,17 +284,21 @@ public final class WatermarkDetector {
 
     private func take(_ block: UnsafeBufferPointer<Float>) -> [WatermarkDetection] {
         let limit = Self.sampleLimit
+        inputCount += block.count
         if block.contains(where: { !($0.magnitude <= limit) }) {
+            var clean = [Float]()
+            clean.reserveCapacity(block.count)
             for x in block {
                 if x.magnitude <= limit {
-                    samples.append(x)
+                    clean.append(x)
                 } else {
                     unusableSamples += 1
-                    samples.append(x.isFinite ? (x < 0 ? -limit : limit) : 0)
+                    clean.append(x.isFinite ? (x < 0 ? -limit : limit) : 0)
                 }
             }
+            clean.withUnsafeBufferPointer { decimator.process($0, into: &samples) }
         } else {
-            samples.append(contentsOf: block)
+            decimator.process(block, into: &samples)
         }
         var found: [WatermarkDetection] = []
         while nextFrameStart + frameLength <= samplesStart + samples.count {
@@ -443,7 +482,7 @@ public final class WatermarkDetector {
                 symbolFrames.append(newest - back * framesPerSymbol)
                 symbolSlots.append(c.slot(back: back))
             }
-            let interval = Double(framesPerSymbol * hopLength) / sampleRate
+            let interval = Double(framesPerSymbol * hopLength) / analysisRate
             let centre = interval - WatermarkFormat.symbolDuration / Self.clockScales[c.scale]
             probes.withUnsafeBufferPointer { all in
                 let slice = UnsafeBufferPointer(rebasing: all[(c.scale * S * pps)..<((c.scale + 1) * S * pps)])
@@ -467,7 +506,7 @@ public final class WatermarkDetector {
             }
             // Frames a copy apart are this far apart in capture time; a tone f·scale turns by
             // 2π·f·scale·(that − 2.4 s / scale) between them, since f·2.4 s is whole.
-            let interval = Double(S * framesPerSymbol * hopLength) / sampleRate
+            let interval = Double(S * framesPerSymbol * hopLength) / analysisRate
             let centre = interval - WatermarkFormat.copyDuration / Self.clockScales[c.scale]
             // Every pair's entry is written; the padding lanes are never written, so stay zero.
             probes.withUnsafeBufferPointer { all in
@@ -580,19 +619,19 @@ public final class WatermarkDetector {
     }
 
     private func detection(_ payload: WatermarkPayload, score: Double, candidate c: Alignment, newest: Int) -> WatermarkDetection {
-        let end = Double(newest * hopLength + frameLength) / sampleRate
+        let end = Double(newest * hopLength + frameLength) / analysisRate
         // The window's oldest symbol is slot `oldest` of a copy that began `oldest` symbols
         // earlier; a frame centred on its symbol starts (symbol − frame) / 2 into it.
         let oldest = c.slot(back: c.symbols - 1)
         let firstFrame = newest - (c.symbols - 1) * framesPerSymbol
-        let start = Double(firstFrame * hopLength) / sampleRate - (WatermarkFormat.symbolDuration - Self.frameDuration) / 2
+        let start = Double(firstFrame * hopLength) / analysisRate - (WatermarkFormat.symbolDuration - Self.frameDuration) / 2
             - Double(oldest) * WatermarkFormat.symbolDuration
         let payloads = catalogue.map { Double($0.count) } ?? pow(2, Double(WatermarkPayload.bitCount))
         let bound = Self.candidatesPerHour * payloads * Self.tailBound(score)
         return WatermarkDetection(payload: payload, time: end, start: start, score: score,
                                   confidence: max(0, min(1, 1 - bound)), copies: max(1, c.symbols / WatermarkFormat.symbolsPerCopy),
                                   clockScale: Self.clockScales[c.scale],
-                                  windowStart: Double(firstFrame * hopLength) / sampleRate)
+                                  windowStart: Double(firstFrame * hopLength) / analysisRate)
     }
 }
 
