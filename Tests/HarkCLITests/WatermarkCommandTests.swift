@@ -219,6 +219,19 @@ import Testing
         #expect(bad.status == 64 && bad.stderr.contains("unknown --codec 'wma'"))
     }
 
+    @Test func theBenchRefusesACodecWithoutFFmpeg() throws {
+        // `hark simulate` may skip a codec with a warning; a bench row named after the codec may not.
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = dir.file("empty-bin")
+        let definitions = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../signals/watermark-bench.json").path
+        let run = try Hark.run(["bench", "watermark", "--definitions", definitions, "--work", dir.file("bench")],
+                               environment: environment)
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("ffmpeg is not installed") && run.stderr.contains("broadcast AAC"), "\(run.stderr)")
+        #expect(run.stdout.isEmpty)
+    }
+
     @Test func codecIsSkippedWithAWarningWithoutFFmpeg() throws {
         // A PATH with no ffmpeg on it, whatever this machine has.
         let host = try music("host.wav", seconds: 4)
