@@ -275,7 +275,7 @@ public final class WatermarkDetector {
         var found: [WatermarkDetection] = []
         var start = 0
         while start < block.count {
-            let n = min(4 * hopLength, block.count - start)
+            let n = min(4 * hopLength * decimator.factor, block.count - start)
             found += take(UnsafeBufferPointer(rebasing: block[start..<(start + n)]))
             start += n
         }
