@@ -25,11 +25,6 @@ public final class Resampler {
         step = inputRate / outputRate
         let cutoff = 0.5 * min(1, ratio) * 0.92    // cycles per input sample
         let beta = 9.0
-        func besselI0(_ x: Double) -> Double {
-            var sum = 1.0, term = 1.0, k = 1.0
-            while term > 1e-14 * sum { term *= (x / (2 * k)) * (x / (2 * k)); sum += term; k += 1 }
-            return sum
-        }
         let taps = 2 * Self.halfTaps
         var t = [Float](repeating: 0, count: (Self.phases + 1) * taps)
         for p in 0...Self.phases {

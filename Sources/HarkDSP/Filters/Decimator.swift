@@ -9,8 +9,9 @@ import Glibc
 /// as many samples per frame saves it more than this filter costs. The filter is flat within
 /// 0.001 dB up to `passband` and holds everything that would fold back below `passband` at least
 /// `attenuation` dB down (`DecimatorTests`); what lies between `passband` and the new Nyquist
-/// frequency is not used. Output sample `m` is the filtered input at input sample `factor · m`, delayed by the
-/// filter's `(taps − 1) / 2` samples (``delay``), so that nothing waits for later input.
+/// frequency is not used. Output sample `m` is the filtered input at input sample `factor · m`,
+/// delayed by the filter's `(taps − 1) / 2` samples (``delay``), so that nothing waits for later
+/// input.
 public struct Decimator {
     public let factor: Int
     /// The filter, reversed: `reversedTaps[j]` multiplies input sample `n − (taps − 1) + j`.
@@ -43,11 +44,6 @@ public struct Decimator {
         if count % 2 == 0 { count += 1 }
         let cutoff = (passband + stop) / 2
         let centre = Double(count - 1) / 2
-        func besselI0(_ x: Double) -> Double {
-            var sum = 1.0, term = 1.0, k = 1.0
-            while term > 1e-16 * sum { term *= (x / (2 * k)) * (x / (2 * k)); sum += term; k += 1 }
-            return sum
-        }
         var taps = (0..<count).map { j -> Double in
             let d = Double(j) - centre
             let x = 2 * cutoff * d

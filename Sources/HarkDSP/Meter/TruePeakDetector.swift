@@ -33,15 +33,6 @@ struct TruePeakDetector {
 
     init() {
         let beta = 7.0
-        func besselI0(_ x: Double) -> Double {
-            var sum = 1.0, term = 1.0, k = 1.0
-            while term > 1e-12 * sum {
-                term *= (x / (2 * k)) * (x / (2 * k))
-                sum += term
-                k += 1
-            }
-            return sum
-        }
         let half = Double(Self.halfLength)
         var p: [SIMD16<Float>] = []
         for phase in 1..<Self.oversampling {

@@ -31,8 +31,6 @@ struct ToneEnergyFrame {
     private let binWidth: Double
     let firstBin: Int
     let lastBin: Int
-    /// The highest bin a spectrum must hold for every reading (the floor reaches past the top tone).
-    var highestBin: Int { lastBin }
     private let halfWidthBins: Int
     private var scratch: [Float] = []
     /// The interior blocks' windows, all `halfWidthBins + 1` values long, go through this 16 at a time.

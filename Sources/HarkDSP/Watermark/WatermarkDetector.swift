@@ -177,8 +177,9 @@ public final class WatermarkDetector {
         let highest = min(format.profile.band.upperBound * maxScale, 0.49 * sampleRate)
         let binWidth = sampleRate / Double(inputLength)
         let lowest = format.profile.band.lowerBound * minScale
-        // The highest frequency any reading looks at: the floor reaches past the top tone.
-        let top = ToneEnergyFrame(binWidth: binWidth, lowestFrequency: lowest, highestFrequency: highest).highestBin
+        tones = ToneEnergyFrame(binWidth: binWidth, lowestFrequency: lowest, highestFrequency: highest)
+        // The highest bin any reading looks at: the floor reaches past the top tone.
+        let top = tones.lastBin
         let factor = Self.analysisDecimation(sampleRate: sampleRate, frameLength: inputLength, hopLength: inputHop,
                                              highestFrequency: Double(top + 1) * binWidth)
         decimator = Decimator(factor: factor, passband: Double(top + 1) * binWidth / sampleRate)
@@ -189,7 +190,6 @@ public final class WatermarkDetector {
         let size = length
         fft = try RealFFT(size: size)
         window = (0..<length).map { Float(0.5 - 0.5 * cos(2 * Double.pi * (Double($0) + 0.5) / Double(length))) }
-        tones = ToneEnergyFrame(binWidth: binWidth, lowestFrequency: lowest, highestFrequency: highest)
         framesPerSymbol = Int((WatermarkFormat.symbolDuration / Self.hopDuration).rounded())
         ringSize = (Self.maxCopies * WatermarkFormat.symbolsPerCopy) * framesPerSymbol + 1
         ring = .allocate(capacity: ringSize * Self.entrySize)
