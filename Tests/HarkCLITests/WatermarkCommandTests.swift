@@ -82,7 +82,7 @@ import Testing
 
     @Test func catalogueHearsWeakerMarksAndOnlyItsOwn() throws {
         // 4 s of pink noise marked at −10.5 dB: too weak to decode openly, enough
-        // against a catalogue that names it (threshold 7.08 for two payloads, not 9.62;
+        // against a catalogue that names it (threshold 7.12 for two payloads, not 9.65;
         // −11 to −10 dB do this here, −9.5 decodes openly, −11.5 is heard by neither).
         let host = dir.file("pink.wav")
         #expect(try Hark.run(["generate", "pink", host, "--duration", "4", "--seed", "6"]).status == 0)

@@ -18,8 +18,8 @@ import HarkFFT
 ///   projection's deflection is some three times the energy's.
 /// - **per tone**: the path is a room, whose gain and phase differ from tone to tone (a room
 ///   with RT60 0.5 s decorrelates within some 4 Hz, the grid is 10 Hz and more apart). Each
-///   tone's gain is estimated from the sum of all its candidate symbols in the window, and each
-///   symbol's bin is projected onto that estimate.
+///   tone's gain is estimated from the sum of its other candidate symbols in the window, and
+///   each symbol's bin is projected onto that estimate.
 ///
 /// Everything that picks delays and gains sums both tones of every pair alike, so a pair's
 /// value changes sign, and nothing else, when the key's coin for that pair is turned: the
@@ -29,6 +29,8 @@ final class CoherentSymbols {
     /// likewise, so that a host partial sitting on a tone cannot outweigh the rest (energies
     /// are capped at 6 likewise).
     static let cap: Float = 3
+    /// The per-tone reading caps each symbol's bin at this many floor amplitudes.
+    static let perToneCap: Float = 2
     /// The frame that reads a symbol is within half a hop of it; the ramps add a little.
     static let delayRange = 0.03
     /// Residual clock drift per symbol: scales are 0.05 % apart, so a true offset is within
@@ -172,9 +174,12 @@ final class CoherentSymbols {
     ///   - driftCentre: how much later in its symbol each frame starts than the one before, as
     ///     the clock scale implies, seconds.
     ///   - out: the pair values, at ``PairLayout/valueIndex(slot:position:pair:)`` (zeroed first).
+    ///   - perTone: where to put the per-tone reading's pair values, at the same indices
+    ///     (zeroed first; see ``perToneValues(occurrences:active:into:)``).
     func pairValues(frames: [Int], slots: [Int], probes: UnsafeBufferPointer<(ToneEnergyFrame.Probe, ToneEnergyFrame.Probe)>,
-                    driftCentre: Double, into out: UnsafeMutablePointer<Float>) {
+                    driftCentre: Double, into out: UnsafeMutablePointer<Float>, perTone: UnsafeMutablePointer<Float>) {
         out.update(repeating: 0, count: PairLayout.valueCount)
+        perTone.update(repeating: 0, count: PairLayout.valueCount)
         let n = gather(frames: frames, slots: slots, probes: probes)
         guard n > 0 else { return }
         var activeCount = 0
@@ -196,6 +201,7 @@ final class CoherentSymbols {
         if residual != 0 { turn(occurrences: n, drift: residual, mid: mid) }
         drift += residual
         lastDrift = drift
+        perToneValues(occurrences: n, active: activeCount, into: perTone)
         // 3. Each tone's channel: its symbols summed, re √symbols, capped.
         for a in 0..<activeCount { channel[Int(active[a])] = .zero }
         for i in 0..<n { channel[Int(occKept[i])] += occU[i] }
@@ -224,6 +230,33 @@ final class CoherentSymbols {
         for i in 0..<n {
             let v = multiply(occU[i], channel[Int(occKept[i])]).x * scale
             out[Int(occOut[i])] += occSign[i] * max(-Self.cap, min(Self.cap, v))
+        }
+    }
+
+    /// The per-tone reading: each occurrence projected on its own tone's channel, estimated
+    /// from the tone's other candidate symbols in the window (its value left out, so that its own
+    /// power adds nothing whichever side it is on).
+    ///
+    /// A room gives every tone its own gain and phase, and holds them for minutes; with the
+    /// keyed phase and the drift taken off, a tone that sounds carries the same complex value in
+    /// every symbol it sounds in, whichever slot or copy. The estimate sums all of a tone's
+    /// candidate symbols, sounding or not, both tones of every pair alike, so a pair's value
+    /// turns its sign with the key's coin and nothing else, as the bound needs. Each value is
+    /// capped at ``perToneCap`` floor amplitudes first, so that a host partial on a tone adds a
+    /// bounded term. Before the default strength was raised (−10 dB then, a tone 7 dB under its
+    /// floor) this estimate was mostly noise; at the transparent default it is not
+    /// (docs/watermark.md, Detection, step 5).
+    private func perToneValues(occurrences n: Int, active activeCount: Int, into out: UnsafeMutablePointer<Float>) {
+        @inline(__always) func capped(_ x: SIMD2<Float>) -> SIMD2<Float> {
+            let m = (x.x * x.x + x.y * x.y).squareRoot()
+            return m > Self.perToneCap ? x * (Self.perToneCap / m) : x
+        }
+        for a in 0..<activeCount { channel[Int(active[a])] = .zero }
+        for i in 0..<n { channel[Int(occKept[i])] += capped(occU[i]) }
+        for i in 0..<n {
+            let x = capped(occU[i])
+            let others = channel[Int(occKept[i])] - x
+            out[Int(occOut[i])] += occSign[i] * (x.x * others.x + x.y * others.y)
         }
     }
 

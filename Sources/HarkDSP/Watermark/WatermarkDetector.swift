@@ -10,18 +10,19 @@ import HarkFFT
 /// now (the last 6 to 24 symbols, one to four copies of the payload; which of the 6 slots the
 /// newest symbol is; clock-scale hypotheses covering ±0.2 %) by how far its candidate tones'
 /// energies stand above the rest, which does not depend on which tone of a pair the key calls
-/// side 1. Three alignments are scored: the one with the most evidence, read from its symbols'
-/// pair values added and again with every symbol's bins projected on one delay and gain
-/// (``CoherentSymbols``, what reads a transparent mark through a flat path), and the one with
+/// side 1. Four alignments are scored: the one with the most evidence, read from its symbols'
+/// pair values added, again with every symbol's bins projected on one delay and gain
+/// (``CoherentSymbols``, what reads a transparent mark through a flat path), and again with
+/// each bin projected on its own tone's channel (what a room leaves of it); and the one with
 /// the most among those holding some slot twice, its copies added coherently
 /// (``CoherentCopies``). Each is decoded (Viterbi, CRC-16); a decoded payload is reported only
 /// if the standardised score of its whole codeword reaches ``threshold``, which bounds false
 /// detections on unmarked audio to 10⁻⁶ per hour. Because the choice is blind to the key's
-/// sides, that bound counts three scored alignments per hop, not every alignment tried.
+/// sides, that bound counts four scored alignments per hop, not every alignment tried.
 ///
 /// Given a **catalogue** (the campaigns known to be on air), it instead scores each catalogue
 /// payload's codeword directly and reports only those. The same 10⁻⁶-per-hour bound then runs
-/// over N payloads instead of 2³², so the threshold drops (9.62 → 7.60 for N = 100, 6.98 for
+/// over N payloads instead of 2³², so the threshold drops (9.65 → 7.64 for N = 100, 7.02 for
 /// N = 1) and weaker or shorter captures are heard.
 ///
 /// Memory is constant (2.6 MB at 48 kHz with the TV profile, 0.4 MB of it the coherent reading's
@@ -38,9 +39,9 @@ public final class WatermarkDetector {
     /// Clock-offset hypotheses, as 1 + offset.
     public static let clockScales: [Double] = stride(from: -0.002, through: 0.002, by: 0.0005).map { 1 + $0 }
     /// Alignments scored per hop: the one with the most evidence, read as energies and
-    /// coherently across its symbols, and the one with the most among those holding some slot
-    /// twice, its copies added coherently.
-    static let scoredPerHop = 3
+    /// coherently across its symbols in two ways (flat and per tone), and the one with the most
+    /// among those holding some slot twice, its copies added coherently.
+    static let scoredPerHop = 4
     /// Alignments scored per hour of audio. Only the scored ones count: which they are is chosen
     /// without looking at the key's sides, so on unmarked audio each is a fixed alignment as far
     /// as the keyed coins are concerned (docs/watermark.md, False detections).
@@ -89,6 +90,14 @@ public final class WatermarkDetector {
         p.initialize(repeating: 0, count: PairLayout.valueCount)
         return p
     }()
+    /// The per-tone reading's pair values, computed with the flat reading's (they share its
+    /// gather and drift), for the alignment in ``perToneFor``.
+    private let perToneValues: UnsafeMutablePointer<Float> = {
+        let p = UnsafeMutablePointer<Float>.allocate(capacity: PairLayout.valueCount)
+        p.initialize(repeating: 0, count: PairLayout.valueCount)
+        return p
+    }()
+    private var perToneFor: (alignment: Alignment, newest: Int)?
     private let bitSums: UnsafeMutablePointer<SIMD16<Float>> = {
         let p = UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: WatermarkDetector.signVectors)
         p.initialize(repeating: .zero, count: WatermarkDetector.signVectors)
@@ -248,6 +257,7 @@ public final class WatermarkDetector {
             + samples.capacity * 4 + decimator.stateBytes + fft.size * 12
             + probes.count * MemoryLayout<(ToneEnergyFrame.Probe, ToneEnergyFrame.Probe)>.stride
             + catalogueSigns.count * MemoryLayout<SIMD16<Float>>.stride + coherent.stateBytes + symbols.stateBytes
+            + PairLayout.valueCount * 4
             + tones.stateBytes
     }
 
@@ -256,6 +266,7 @@ public final class WatermarkDetector {
         evidenceRing.deallocate()
         pairSums.deallocate()
         values.deallocate()
+        perToneValues.deallocate()
         bitSums.deallocate()
     }
 
@@ -372,6 +383,8 @@ public final class WatermarkDetector {
         case copies
         /// Every symbol projected on one delay and gain (``CoherentSymbols``, flat).
         case flat
+        /// Every symbol projected on its own tone's channel (``CoherentSymbols``, per tone).
+        case perTone
     }
 
     /// One way the newest frames may line up with the watermark: the last `symbols` symbols, the
@@ -393,8 +406,8 @@ public final class WatermarkDetector {
         }
     }
 
-    /// The alignments the last hop scored (the most evidence; the one with the most among those
-    /// holding some slot twice, coherent), for tests.
+    /// The alignments the last hop scored (the most evidence, in three readings; the one with
+    /// the most among those holding some slot twice, coherent), for tests.
     private(set) var lastScored: [Alignment] = []
     /// Scratch for ``fill(_:newest:)``: a coherent alignment's copies per slot and their frames.
     private var coherentCounts = [Int](repeating: 0, count: WatermarkFormat.symbolsPerCopy)
@@ -411,7 +424,7 @@ public final class WatermarkDetector {
     ///
     /// The choice reads only the evidence (energy sums, blind to the key's sides), never the
     /// pair values, so on unmarked audio the keyed coins are as fair at the chosen alignments as
-    /// at fixed ones, and the false-detection bound counts three alignments per hop. Choosing by
+    /// at fixed ones, and the false-detection bound counts four alignments per hop. Choosing by
     /// the bound over codewords, as before, meant counting all 378 alignments a hop could score
     /// (threshold 10.10 instead of 9.58; with a catalogue of 100, 8.21 instead of 7.55): on the
     /// bench's living room at SNR 0 dB in 6 s that was 52.5 → 63.7 % decoded, 78.8 → 84.4 % with
@@ -449,6 +462,8 @@ public final class WatermarkDetector {
             var s = strongest
             s.reading = .flat
             lastScored.append(s)
+            s.reading = .perTone
+            lastScored.append(s)
         }
         if let strongestMulti { lastScored.append(strongestMulti) }
         var best: WatermarkDetection?
@@ -475,6 +490,13 @@ public final class WatermarkDetector {
     private func fill(_ c: Alignment, newest: Int) {
         let S = WatermarkFormat.symbolsPerCopy
         let pps = WatermarkFormat.pairsPerSymbol
+        if c.reading == .perTone {
+            var flat = c
+            flat.reading = .flat
+            if perToneFor?.alignment != flat || perToneFor?.newest != newest { fill(flat, newest: newest) }
+            values.update(from: perToneValues, count: PairLayout.valueCount)
+            return
+        }
         if c.reading == .flat {
             symbolFrames.removeAll(keepingCapacity: true)
             symbolSlots.removeAll(keepingCapacity: true)
@@ -486,8 +508,10 @@ public final class WatermarkDetector {
             let centre = interval - WatermarkFormat.symbolDuration / Self.clockScales[c.scale]
             probes.withUnsafeBufferPointer { all in
                 let slice = UnsafeBufferPointer(rebasing: all[(c.scale * S * pps)..<((c.scale + 1) * S * pps)])
-                symbols.pairValues(frames: symbolFrames, slots: symbolSlots, probes: slice, driftCentre: centre, into: values)
+                symbols.pairValues(frames: symbolFrames, slots: symbolSlots, probes: slice, driftCentre: centre, into: values,
+                                   perTone: perToneValues)
             }
+            perToneFor = (c, newest)
             return
         }
         if c.coherent {
