@@ -153,6 +153,13 @@ final class CoherentSymbols {
         SIMD2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x)
     }
 
+    /// `x` scaled down, phase kept, to magnitude `cap` where it is larger.
+    @inline(__always)
+    private func limit(_ x: SIMD2<Float>, to cap: Float) -> SIMD2<Float> {
+        let m = (x.x * x.x + x.y * x.y).squareRoot()
+        return m > cap ? x * (cap / m) : x
+    }
+
     /// aⁿ by squaring: the scans raise a tone's rotation to lags of up to some 50 half symbols.
     @inline(__always)
     private func power(_ a: SIMD2<Float>, _ n: Int32) -> SIMD2<Float> {
@@ -165,7 +172,8 @@ final class CoherentSymbols {
         return p
     }
 
-    /// Pair values of one alignment, every symbol projected on one delay and gain.
+    /// Pair values of one alignment read two ways from one gather and drift: every symbol
+    /// projected on one delay and gain (flat), and on its own tone's channel (per tone).
     ///
     /// - Parameters:
     ///   - frames: the frame read for each symbol of the window, oldest first.
@@ -207,10 +215,7 @@ final class CoherentSymbols {
         for i in 0..<n { channel[Int(occKept[i])] += occU[i] }
         for a in 0..<activeCount {
             let j = Int(active[a])
-            var g = channel[j] / Float(seen[j]).squareRoot()
-            let m = (g.x * g.x + g.y * g.y).squareRoot()
-            if m > Self.cap { g *= Self.cap / m }
-            channel[j] = g
+            channel[j] = limit(channel[j] / Float(seen[j]).squareRoot(), to: Self.cap)
         }
         // 4. The delay: an inverse FFT over the grid finds it to 1/(size · bin width), a scan
         //    between the transform's points (±half of one) to a sixteenth of that.
@@ -247,14 +252,10 @@ final class CoherentSymbols {
     /// floor) this estimate was mostly noise; at the transparent default it is not
     /// (docs/watermark.md, Detection, step 5).
     private func perToneValues(occurrences n: Int, active activeCount: Int, into out: UnsafeMutablePointer<Float>) {
-        @inline(__always) func capped(_ x: SIMD2<Float>) -> SIMD2<Float> {
-            let m = (x.x * x.x + x.y * x.y).squareRoot()
-            return m > Self.perToneCap ? x * (Self.perToneCap / m) : x
-        }
         for a in 0..<activeCount { channel[Int(active[a])] = .zero }
-        for i in 0..<n { channel[Int(occKept[i])] += capped(occU[i]) }
+        for i in 0..<n { channel[Int(occKept[i])] += limit(occU[i], to: Self.perToneCap) }
         for i in 0..<n {
-            let x = capped(occU[i])
+            let x = limit(occU[i], to: Self.perToneCap)
             let others = channel[Int(occKept[i])] - x
             out[Int(occOut[i])] += occSign[i] * (x.x * others.x + x.y * others.y)
         }
