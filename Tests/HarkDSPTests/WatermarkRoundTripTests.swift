@@ -142,12 +142,13 @@ import Testing
         }
     }
 
-    @Test(arguments: [WatermarkDetector.Reading.flat, .perTone])
-    func coherentReadingTurnsWithTheKeysSidesAndNothingElse(reading: WatermarkDetector.Reading) throws {
+    @Test(arguments: ["flat", "per tone", "per tone and copies"])
+    func coherentReadingTurnsWithTheKeysSidesAndNothingElse(reading: String) throws {
         // The flat reading finds a delay, a drift and a gain from the audio before it projects,
-        // the per-tone reading each tone's channel; all of that must sum both tones of every
-        // pair alike, so that turning a pair's coin turns its value's sign and leaves every
-        // other value as it was (the bound's premise).
+        // the per-tone reading each tone's channel, and the combined reading scales it and the
+        // copies reading by their norms; all of that must sum both tones of every pair alike,
+        // so that turning a pair's coin turns its value's sign and leaves every other value as
+        // it was (the bound's premise).
         let marked = try mark(host("pink", seconds: 8, seed: 2), payload: WatermarkPayload(0x5EED0002), key: .demo, strength: -10)
         let noise = host("music", seconds: 8, seed: 9)
         let format = WatermarkFormat(key: .demo)
@@ -157,7 +158,15 @@ import Testing
             let a = try WatermarkDetector(format: format, sampleRate: Self.rate)
             let b = try WatermarkDetector(format: swapped, sampleRate: Self.rate)
             y.withUnsafeBufferPointer { _ = a.process($0); _ = b.process($0) }
-            let scored = try #require(a.lastScored.first { $0.reading == reading })
+            let combined = try #require(a.lastScored.first {
+                if case .perToneAndCopies = $0.reading { true } else { false }
+            })
+            var scored = combined
+            switch reading {
+            case "flat": scored.reading = .flat
+            case "per tone": scored.reading = .perTone
+            default: break
+            }
             let va = a.pairValues(scored), vb = b.pairValues(scored)
             var turned = 0, checked = 0
             for slot in 0..<WatermarkFormat.symbolsPerCopy {

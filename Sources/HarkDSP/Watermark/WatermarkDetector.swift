@@ -11,11 +11,12 @@ import HarkFFT
 /// newest symbol is; clock-scale hypotheses covering ±0.2 %) by how far its candidate tones'
 /// energies stand above the rest, which does not depend on which tone of a pair the key calls
 /// side 1. Four alignments are scored: the one with the most evidence, read from its symbols'
-/// pair values added, again with every symbol's bins projected on one delay and gain
-/// (``CoherentSymbols``, what reads a transparent mark through a flat path), and again with
-/// each bin projected on its own tone's channel (what a room leaves of it); and the one with
-/// the most among those holding some slot twice, its copies added coherently
-/// (``CoherentCopies``). Each is decoded (Viterbi, CRC-16); a decoded payload is reported only
+/// pair values added, and again with every symbol's bins projected on one delay and gain
+/// (``CoherentSymbols``, what reads a transparent mark through a flat path); the one with the
+/// most among those holding some slot twice, its copies added coherently (``CoherentCopies``);
+/// and the sum of those copies' values and the strongest alignment's with each bin projected on
+/// its own tone's channel (two readings of what a room leaves of the mark, each scaled to unit
+/// norm). Each is decoded (Viterbi, CRC-16); a decoded payload is reported only
 /// if the standardised score of its whole codeword reaches ``threshold``, which bounds false
 /// detections on unmarked audio to 10⁻⁶ per hour. Because the choice is blind to the key's
 /// sides, that bound counts four scored alignments per hop, not every alignment tried.
@@ -39,8 +40,8 @@ public final class WatermarkDetector {
     /// Clock-offset hypotheses, as 1 + offset.
     public static let clockScales: [Double] = stride(from: -0.002, through: 0.002, by: 0.0005).map { 1 + $0 }
     /// Alignments scored per hop: the one with the most evidence, read as energies and
-    /// coherently across its symbols in two ways (flat and per tone), and the one with the most
-    /// among those holding some slot twice, its copies added coherently.
+    /// coherently across its symbols (flat); the one with the most among those holding some
+    /// slot twice, its copies added coherently; and those copies with the first read per tone.
     static let scoredPerHop = 4
     /// Alignments scored per hour of audio. Only the scored ones count: which they are is chosen
     /// without looking at the key's sides, so on unmarked audio each is a fixed alignment as far
@@ -98,6 +99,14 @@ public final class WatermarkDetector {
         return p
     }()
     private var perToneFor: (alignment: Alignment, newest: Int)?
+    /// The copies reading's pair values for the alignment in ``copiesFor``: the combined reading
+    /// and the copies alone both use them at every hop.
+    private let copiesValues: UnsafeMutablePointer<Float> = {
+        let p = UnsafeMutablePointer<Float>.allocate(capacity: PairLayout.valueCount)
+        p.initialize(repeating: 0, count: PairLayout.valueCount)
+        return p
+    }()
+    private var copiesFor: (alignment: Alignment, newest: Int)?
     private let bitSums: UnsafeMutablePointer<SIMD16<Float>> = {
         let p = UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: WatermarkDetector.signVectors)
         p.initialize(repeating: .zero, count: WatermarkDetector.signVectors)
@@ -257,7 +266,7 @@ public final class WatermarkDetector {
             + samples.capacity * 4 + decimator.stateBytes + fft.size * 12
             + probes.count * MemoryLayout<(ToneEnergyFrame.Probe, ToneEnergyFrame.Probe)>.stride
             + catalogueSigns.count * MemoryLayout<SIMD16<Float>>.stride + coherent.stateBytes + symbols.stateBytes
-            + PairLayout.valueCount * 4
+            + 3 * PairLayout.valueCount * 4
             + tones.stateBytes
     }
 
@@ -267,6 +276,7 @@ public final class WatermarkDetector {
         pairSums.deallocate()
         values.deallocate()
         perToneValues.deallocate()
+        copiesValues.deallocate()
         bitSums.deallocate()
     }
 
@@ -384,7 +394,15 @@ public final class WatermarkDetector {
         /// Every symbol projected on one delay and gain (``CoherentSymbols``, flat).
         case flat
         /// Every symbol projected on its own tone's channel (``CoherentSymbols``, per tone).
+        /// Scored alone only while no window holds a slot twice; otherwise as part of the next.
         case perTone
+        /// The per-tone reading's values plus those of `copies` (an alignment read as
+        /// ``copies``), each scaled to unit norm. The two estimate each tone's room channel from
+        /// different symbols (all of a tone's candidates in the window; one slot's copies), so
+        /// their noise is partly independent while the mark adds in both. Each is the key's
+        /// coins times values that do not depend on them, and the norms do not either, so the sum
+        /// is too: the false-detection bound holds as for any other reading.
+        indirect case perToneAndCopies(copies: Alignment)
     }
 
     /// One way the newest frames may line up with the watermark: the last `symbols` symbols, the
@@ -406,8 +424,9 @@ public final class WatermarkDetector {
         }
     }
 
-    /// The alignments the last hop scored (the most evidence, in three readings; the one with
-    /// the most among those holding some slot twice, coherent), for tests.
+    /// The alignments the last hop scored (the most evidence, as energies, flat, and per tone
+    /// with the copies; the one with the most among those holding some slot twice, its copies
+    /// alone), for tests.
     private(set) var lastScored: [Alignment] = []
     /// Scratch for ``fill(_:newest:)``: a coherent alignment's copies per slot and their frames.
     private var coherentCounts = [Int](repeating: 0, count: WatermarkFormat.symbolsPerCopy)
@@ -462,7 +481,8 @@ public final class WatermarkDetector {
             var s = strongest
             s.reading = .flat
             lastScored.append(s)
-            s.reading = .perTone
+            // Before the copies alone, which then reuse its copies reading.
+            s.reading = strongestMulti.map { .perToneAndCopies(copies: $0) } ?? .perTone
             lastScored.append(s)
         }
         if let strongestMulti { lastScored.append(strongestMulti) }
@@ -490,6 +510,16 @@ public final class WatermarkDetector {
     private func fill(_ c: Alignment, newest: Int) {
         let S = WatermarkFormat.symbolsPerCopy
         let pps = WatermarkFormat.pairsPerSymbol
+        if case .perToneAndCopies(let copies) = c.reading {
+            fill(copies, newest: newest)
+            var tone = c
+            tone.reading = .perTone
+            fill(tone, newest: newest)
+            let toneNorm = Self.norm(values), copiesNorm = Self.norm(copiesValues)
+            let a: Float = toneNorm > 0 ? 1 / toneNorm : 0, b: Float = copiesNorm > 0 ? 1 / copiesNorm : 0
+            for i in 0..<PairLayout.valueCount { values[i] = a * values[i] + b * copiesValues[i] }
+            return
+        }
         if c.reading == .perTone {
             var flat = c
             flat.reading = .flat
@@ -515,6 +545,10 @@ public final class WatermarkDetector {
             return
         }
         if c.coherent {
+            if copiesFor?.alignment == c && copiesFor?.newest == newest {
+                values.update(from: copiesValues, count: PairLayout.valueCount)
+                return
+            }
             // Each slot's frames, oldest first, slot after slot; refilled in place, as this runs
             // at every hop.
             coherentCounts.withUnsafeMutableBufferPointer { counts in
@@ -537,6 +571,8 @@ public final class WatermarkDetector {
                 let slice = UnsafeBufferPointer(rebasing: all[(c.scale * S * pps)..<((c.scale + 1) * S * pps)])
                 coherent.pairValues(frames: coherentFrames, counts: coherentCounts, probes: slice, delayCentre: centre, into: values)
             }
+            copiesValues.update(from: values, count: PairLayout.valueCount)
+            copiesFor = (c, newest)
             return
         }
         let base = c.scale * Self.valuesPerScale
@@ -558,6 +594,12 @@ public final class WatermarkDetector {
             UnsafeMutableRawPointer(v).storeBytes(of: sum, as: SIMD16<Float>.self)
             for i in 16..<WatermarkFormat.bitsPerSymbol { v[i] += Float(x[i]) }
         }
+    }
+
+    private static func norm(_ v: UnsafeMutablePointer<Float>) -> Float {
+        var sum: Float = 0
+        for i in 0..<PairLayout.valueCount { sum += v[i] * v[i] }
+        return sum.squareRoot()
     }
 
     /// Sums each coded bit's pairs of ``values`` into ``bitSums`` (in ``PairLayout`` they are
