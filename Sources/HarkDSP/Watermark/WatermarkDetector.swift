@@ -86,27 +86,26 @@ public final class WatermarkDetector {
     private static let signVectors = PairLayout.vectors
     /// Scratch, allocated once: one alignment's pair values (in ``PairLayout``, padding zero),
     /// and (for ``match(_:newest:)``) its per-bit sums as SIMD vectors padded like the signs.
-    private let values: UnsafeMutablePointer<Float> = {
-        let p = UnsafeMutablePointer<Float>.allocate(capacity: PairLayout.valueCount)
-        p.initialize(repeating: 0, count: PairLayout.valueCount)
-        return p
-    }()
+    private let values = WatermarkDetector.zeroedPairValues()
     /// The per-tone reading's pair values, computed with the flat reading's (they share its
-    /// gather and drift), for the alignment in ``perToneFor``.
-    private let perToneValues: UnsafeMutablePointer<Float> = {
+    /// gather and drift), for the flat alignment and hop in ``perToneFor``.
+    private let perToneValues = WatermarkDetector.zeroedPairValues()
+    private var perToneFor: Kept?
+    /// The copies reading's pair values for the alignment and hop in ``copiesFor``: the combined
+    /// reading and the copies alone both use them at every hop.
+    private let copiesValues = WatermarkDetector.zeroedPairValues()
+    private var copiesFor: Kept?
+    /// Which alignment, at which hop, a kept reading's values belong to.
+    private struct Kept: Equatable {
+        var alignment: Alignment
+        var newest: Int
+    }
+
+    private static func zeroedPairValues() -> UnsafeMutablePointer<Float> {
         let p = UnsafeMutablePointer<Float>.allocate(capacity: PairLayout.valueCount)
         p.initialize(repeating: 0, count: PairLayout.valueCount)
         return p
-    }()
-    private var perToneFor: (alignment: Alignment, newest: Int)?
-    /// The copies reading's pair values for the alignment in ``copiesFor``: the combined reading
-    /// and the copies alone both use them at every hop.
-    private let copiesValues: UnsafeMutablePointer<Float> = {
-        let p = UnsafeMutablePointer<Float>.allocate(capacity: PairLayout.valueCount)
-        p.initialize(repeating: 0, count: PairLayout.valueCount)
-        return p
-    }()
-    private var copiesFor: (alignment: Alignment, newest: Int)?
+    }
     private let bitSums: UnsafeMutablePointer<SIMD16<Float>> = {
         let p = UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: WatermarkDetector.signVectors)
         p.initialize(repeating: .zero, count: WatermarkDetector.signVectors)
@@ -523,7 +522,7 @@ public final class WatermarkDetector {
         if c.reading == .perTone {
             var flat = c
             flat.reading = .flat
-            if perToneFor?.alignment != flat || perToneFor?.newest != newest { fill(flat, newest: newest) }
+            if perToneFor != Kept(alignment: flat, newest: newest) { fill(flat, newest: newest) }
             values.update(from: perToneValues, count: PairLayout.valueCount)
             return
         }
@@ -541,11 +540,11 @@ public final class WatermarkDetector {
                 symbols.pairValues(frames: symbolFrames, slots: symbolSlots, probes: slice, driftCentre: centre, into: values,
                                    perTone: perToneValues)
             }
-            perToneFor = (c, newest)
+            perToneFor = Kept(alignment: c, newest: newest)
             return
         }
         if c.coherent {
-            if copiesFor?.alignment == c && copiesFor?.newest == newest {
+            if copiesFor == Kept(alignment: c, newest: newest) {
                 values.update(from: copiesValues, count: PairLayout.valueCount)
                 return
             }
@@ -572,7 +571,7 @@ public final class WatermarkDetector {
                 coherent.pairValues(frames: coherentFrames, counts: coherentCounts, probes: slice, delayCentre: centre, into: values)
             }
             copiesValues.update(from: values, count: PairLayout.valueCount)
-            copiesFor = (c, newest)
+            copiesFor = Kept(alignment: c, newest: newest)
             return
         }
         let base = c.scale * Self.valuesPerScale
