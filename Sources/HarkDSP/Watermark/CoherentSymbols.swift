@@ -209,7 +209,14 @@ final class CoherentSymbols {
         if residual != 0 { turn(occurrences: n, drift: residual, mid: mid) }
         drift += residual
         lastDrift = drift
+        flatValues(occurrences: n, active: activeCount, into: out)
+        // Last: it caps the occurrences in place.
         perToneValues(occurrences: n, active: activeCount, into: perTone)
+    }
+
+    /// The flat reading of the turned occurrences: each tone's channel, one delay and gain from
+    /// all of them, and every occurrence projected on the phase they imply.
+    private func flatValues(occurrences n: Int, active activeCount: Int, into out: UnsafeMutablePointer<Float>) {
         // 3. Each tone's channel: its symbols summed, re √symbols, capped.
         for a in 0..<activeCount { channel[Int(active[a])] = .zero }
         for i in 0..<n { channel[Int(occKept[i])] += occU[i] }
@@ -250,12 +257,15 @@ final class CoherentSymbols {
     /// capped at ``perToneCap`` floor amplitudes first, so that a host partial on a tone adds a
     /// bounded term. Before the default strength was raised (−10 dB then, a tone 7 dB under its
     /// floor) this estimate was mostly noise; at the transparent default it is not
-    /// (docs/watermark.md, Detection, step 5).
+    /// (docs/watermark.md, Detection, step 5). Caps the occurrences in place, so it runs last.
     private func perToneValues(occurrences n: Int, active activeCount: Int, into out: UnsafeMutablePointer<Float>) {
         for a in 0..<activeCount { channel[Int(active[a])] = .zero }
-        for i in 0..<n { channel[Int(occKept[i])] += limit(occU[i], to: Self.perToneCap) }
         for i in 0..<n {
-            let x = limit(occU[i], to: Self.perToneCap)
+            occU[i] = limit(occU[i], to: Self.perToneCap)
+            channel[Int(occKept[i])] += occU[i]
+        }
+        for i in 0..<n {
+            let x = occU[i]
             let others = channel[Int(occKept[i])] - x
             out[Int(occOut[i])] += occSign[i] * (x.x * others.x + x.y * others.y)
         }
