@@ -7,6 +7,19 @@ import Testing
     static let definitions = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../../signals/watermark-bench.json").path
 
+    /// The docs quote each of these files with the command that reruns it; one that no longer
+    /// loads would fail only when someone tries.
+    @Test func everyCommittedBenchDefinitionLoads() throws {
+        let folder = URL(fileURLWithPath: Self.definitions).deletingLastPathComponent()
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+            .filter { $0.hasPrefix("watermark-bench") && $0.hasSuffix(".json") }
+        #expect(files.count >= 2)
+        for file in files {
+            let d = try BenchDefinition.load(path: folder.appendingPathComponent(file).path)
+            #expect(!d.hosts.isEmpty && !d.conditions.isEmpty && !d.windows.isEmpty, "\(file)")
+        }
+    }
+
     @Test func aCodecWithoutFFmpegIsRefusedNotSkipped() throws {
         let d = try BenchDefinition.load(path: Self.definitions)
         let codec = try #require(d.conditions.first { $0.codec != nil })
