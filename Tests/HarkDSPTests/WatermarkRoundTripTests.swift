@@ -165,7 +165,8 @@ import Testing
             switch reading {
             case "flat": scored.reading = .flat
             case "per tone": scored.reading = .perTone
-            default: break
+            case "per tone and copies": break
+            default: Issue.record("unknown reading \(reading)")
             }
             let va = a.pairValues(scored), vb = b.pairValues(scored)
             var turned = 0, checked = 0

@@ -26,8 +26,9 @@ import HarkFFT
 /// over N payloads instead of 2³², so the threshold drops (9.65 → 7.64 for N = 100, 7.02 for
 /// N = 1) and weaker or shorter captures are heard.
 ///
-/// Memory is constant (2.6 MB at 48 kHz with the TV profile, 0.4 MB of it the coherent reading's
-/// scratch, plus 448 bytes per catalogue entry). Not thread-safe.
+/// Memory is constant (2.2 MB at 48 kHz with the TV profile, 2.6 MB with the stadium's, the
+/// coherent readings' scratch included, plus 448 bytes per catalogue entry: `tools/bench --quick`).
+/// Not thread-safe.
 public final class WatermarkDetector {
     /// One symbol: a frame that spans a whole symbol catches all of a tone's energy (a 0.32 s
     /// frame caught less and read 13 % lower scores on the bench's rooms and 35 % on noise hosts).
