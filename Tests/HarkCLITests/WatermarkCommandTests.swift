@@ -144,6 +144,7 @@ import Testing
             (["embed", host, dir.file("o.mp4"), "--payload", "1"], "cannot tell the output format"),
             (["embed", dir.file("absent.wav"), dir.file("o.wav"), "--payload", "1"], "absent.wav: no such file"),
             (["embed", host, dir.file("o.wav"), "--payload", "1", "--strength", "25"], "--strength must be between -20 and 20 dB"),
+            (["embed", host, dir.file("o.wav"), "--payload", "1", "--format-version", "3"], "--format-version must be 1 or 2"),
         ] {
             let run = try Hark.run(arguments)
             #expect(run.status != 0, "\(arguments)")

@@ -170,6 +170,7 @@ public final class WatermarkDetector {
     public init(format: WatermarkFormat, sampleRate: Double, repeatInterval: Double = WatermarkDetector.defaultRepeatInterval,
                 catalogue: [WatermarkPayload]? = nil) throws {
         guard sampleRate >= 8_000, sampleRate.isFinite else { throw WatermarkDetectorError.rateTooLow(sampleRate) }
+        guard format.version == .v1 else { throw WatermarkDetectorError.unreadableVersion(format.version.rawValue) }
         var unique: [WatermarkPayload] = []
         for p in catalogue ?? [] where !unique.contains(p) { unique.append(p) }
         precondition(unique.count <= Self.maxCatalogue, "a catalogue holds at most \(Self.maxCatalogue) payloads")
@@ -711,10 +712,13 @@ extension WatermarkPayload {
 /// Why a detector could not be made.
 public enum WatermarkDetectorError: Error, Equatable, CustomStringConvertible {
     case rateTooLow(Double)
+    /// A format version this detector cannot read (version 2 is a study: ``WatermarkFormat/Version``).
+    case unreadableVersion(Int)
 
     public var description: String {
         switch self {
         case .rateTooLow(let r): return "the watermark detector needs audio at 8 kHz or more, not \(Int(r)) Hz"
+        case .unreadableVersion(let v): return "the watermark detector reads format version 1; version \(v) has no detector yet"
         }
     }
 }

@@ -13,7 +13,23 @@ import Glibc
 ///   (``WatermarkProfile/grid``): 300 Hz – 6 kHz for TV audio, 600 Hz – 7.5 kHz for a stadium.
 /// - The payload (32 bits) plus a CRC-16 and a 6-bit tail is convolutionally coded (rate 1/2,
 ///   K = 7) into 108 coded bits, placed on the 6 × 18 symbol positions by a keyed permutation.
+///
+/// ``Version/v1`` is the format on air, pinned by golden vectors. ``Version/v2`` is a study:
+/// the same copy, symbols, code and placement, but 72 tones at fixed keyed frequencies sound in
+/// every symbol and a coded bit turns a tone's phase by π instead of choosing one of two
+/// frequencies, so that a room's channel at each tone can be estimated from every symbol rather
+/// than a quarter of them. No detector reads it yet (docs/watermark.md, "Directions").
 public struct WatermarkFormat: Sendable {
+    /// How coded bits become tones.
+    public enum Version: Int, Sendable, CaseIterable {
+        /// Each pair's coded bit chooses one of two keyed frequencies; a symbol's 144 candidates
+        /// are drawn afresh for each of the six slots. The format on air.
+        case v1 = 1
+        /// 72 keyed frequencies sound in every symbol; a coded bit turns its tones' keyed phase
+        /// by π. Not detected yet: for measuring transparency and the room.
+        case v2 = 2
+    }
+
     public static let symbolDuration = 0.4
     public static let symbolsPerCopy = 6
     public static var copyDuration: Double { symbolDuration * Double(symbolsPerCopy) }
@@ -36,6 +52,7 @@ public struct WatermarkFormat: Sendable {
     public let key: WatermarkKey
     /// The band the tones use: TV audio or a stadium's PA.
     public let profile: WatermarkProfile
+    public let version: Version
     /// The frequencies this format's tones may take (``WatermarkProfile/grid``).
     public var grid: [Double] { profile.grid }
     /// `frequency[slot][position][pair][side]` in Hz; side 1 is played for a coded 1.
@@ -45,10 +62,15 @@ public struct WatermarkFormat: Sendable {
     /// For each coded bit, its (slot, position).
     let placement: [(slot: Int, position: Int)]
 
-    public init(key: WatermarkKey, profile: WatermarkProfile = .tv) {
+    public init(key: WatermarkKey, profile: WatermarkProfile = .tv, version: Version = .v1) {
         self.key = key
         self.profile = profile
+        self.version = version
         let grid = profile.grid
+        // Version 2's tones: one keyed set for every slot, drawn from streams of their own so
+        // that version 1's plan stays exactly as pinned.
+        var fixedStream = KeyedStream(key: key.bytes, label: "v2/tones")
+        let fixed = version == .v2 ? Array(fixedStream.permutation(grid.count).prefix(Self.pairsPerSymbol)) : []
         var frequency: [[[[Double]]]] = []
         var phase: [[[[Double]]]] = []
         for slot in 0..<Self.symbolsPerCopy {
@@ -57,15 +79,21 @@ public struct WatermarkFormat: Sendable {
             // −31 dB, and a symbol's 144 candidates need half of the 284 points (TV).
             var stream = KeyedStream(key: key.bytes, label: "tones/\(slot)")
             precondition(grid.count >= 2 * Self.pairsPerSymbol, "the grid cannot hold a symbol's tones")
-            let chosen = Array(stream.permutation(grid.count).prefix(2 * Self.pairsPerSymbol))
-            var phases = KeyedStream(key: key.bytes, label: "phases/\(slot)")
+            let chosen = version == .v1 ? Array(stream.permutation(grid.count).prefix(2 * Self.pairsPerSymbol))
+                                        : fixed.flatMap { [$0, $0] }
+            var phases = KeyedStream(key: key.bytes, label: version == .v1 ? "phases/\(slot)" : "v2/phases/\(slot)")
             var f: [[[Double]]] = [], p: [[[Double]]] = []
             var next = 0
             for _ in 0..<Self.bitsPerSymbol {
                 var fb: [[Double]] = [], pb: [[Double]] = []
                 for _ in 0..<Self.pairsPerBit {
                     fb.append([grid[chosen[next]], grid[chosen[next + 1]]])
-                    pb.append([2 * Double.pi * phases.nextUnit(), 2 * Double.pi * phases.nextUnit()])
+                    switch version {
+                    case .v1: pb.append([2 * Double.pi * phases.nextUnit(), 2 * Double.pi * phases.nextUnit()])
+                    case .v2:
+                        let phase = 2 * Double.pi * phases.nextUnit()
+                        pb.append([phase, phase + Double.pi])
+                    }
                     next += 2
                 }
                 f.append(fb)

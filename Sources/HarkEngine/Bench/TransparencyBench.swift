@@ -27,6 +27,9 @@ public struct TransparencyDefinition: Codable, Sendable {
     /// Strengths to grade (dB re the masking threshold); each profile's default when absent.
     public var strengths: [Double]?
     public var targets: [String: Target]?
+    /// The format to mark with: the one on air unless a study asks for another
+    /// (``WatermarkFormat/Version``).
+    public var formatVersion: Int?
 
     public static func load(path: String) throws -> TransparencyDefinition {
         try JSONDecoder().decode(TransparencyDefinition.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
@@ -138,7 +141,8 @@ public enum TransparencyBench {
                 for (profile, strength) in report.columns {
                     let marked = workDirectory + "/marked.wav", delivered = workDirectory + "/marked-16.wav"
                     let e = try Embedding.embed(input: path, output: marked,
-                                                options: EmbedOptions(payload: payload, key: key, strength: strength, profile: profile))
+                                                options: EmbedOptions(payload: payload, key: key, strength: strength, profile: profile,
+                                                                      version: d.formatVersion.flatMap(WatermarkFormat.Version.init) ?? .v1))
                     try deliver(marked, to: delivered, seed: 3)
                     let odg = try grader.grade(reference: reference, test: delivered)
                     row.grades.append((odg, e.ratio))

@@ -13,12 +13,16 @@ public struct EmbedOptions: Sendable {
     public var strength: Double?
     /// The band the tones use; the detector must be given the same.
     public var profile: WatermarkProfile
+    /// The format on air unless a study asks for another (``WatermarkFormat/Version``).
+    public var version: WatermarkFormat.Version
 
-    public init(payload: WatermarkPayload, key: WatermarkKey, strength: Double? = nil, profile: WatermarkProfile = .tv) {
+    public init(payload: WatermarkPayload, key: WatermarkKey, strength: Double? = nil, profile: WatermarkProfile = .tv,
+                version: WatermarkFormat.Version = .v1) {
         self.payload = payload
         self.key = key
         self.strength = strength
         self.profile = profile
+        self.version = version
     }
 }
 
@@ -67,7 +71,7 @@ public enum Embedding {
 
     public static func embed(input: String, output: String, options: EmbedOptions) throws -> EmbedResult {
         if let s = options.strength, !strengthRange.contains(s) { throw EmbedError.strengthOutOfRange(s) }
-        let format = WatermarkFormat(key: options.key, profile: options.profile)
+        let format = WatermarkFormat(key: options.key, profile: options.profile, version: options.version)
         let reader = try SoundFileReader(path: input)
         let outFormat = try reader.outputFormat.flatMap { f -> OutputFormat? in
             try OutputFormat.forPath(output, encoding: f.encoding == .vorbis ? nil : f.encoding)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HarkDSP
 import HarkEngine
 
 struct Bench: ParsableCommand {
@@ -77,6 +78,17 @@ struct TransparencyBenchCommand: ParsableCommand {
                                valueName: "dB,…"))
     var strengths: String?
 
+    @Option(help: ArgumentHelp("Seed for the hosts, payloads and keys (default: the definitions').", valueName: "n"))
+    var seed: UInt64?
+
+    // A study's format (tools/watermark-format-study); hidden like `hark embed`'s.
+    @Option(help: ArgumentHelp(visibility: .private))
+    var formatVersion: Int?
+
+    func validate() throws {
+        if let v = formatVersion, WatermarkFormat.Version(rawValue: v) == nil { throw ValidationError("--format-version must be 1 or 2") }
+    }
+
     func run() throws {
         var d: TransparencyDefinition
         do {
@@ -93,6 +105,8 @@ struct TransparencyBenchCommand: ParsableCommand {
             }
             d.strengths = values.map { $0! }
         }
+        if let seed { d.seed = seed }
+        if let formatVersion { d.formatVersion = formatVersion }
         do {
             let report = try TransparencyBench.run(d, workDirectory: work) { Diagnostics.progress($0) }
             try LineWriter.standardOutput.write(raw: TransparencyBench.table(report))
