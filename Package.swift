@@ -107,7 +107,7 @@ let package = Package(
             ]),
         .testTarget(name: "HarkSystemTests", dependencies: ["HarkSystem"]),
         .testTarget(name: "HarkFFTTests", dependencies: ["HarkFFT"]),
-        .testTarget(name: "HarkDSPTests", dependencies: ["HarkDSP"]),
+        .testTarget(name: "HarkDSPTests", dependencies: ["HarkDSP", "HarkFFT"]),
         .testTarget(name: "HarkSoundFileTests", dependencies: ["HarkSoundFile"]),
         .testTarget(name: "HarkSpoolTests", dependencies: ["HarkSpool"]),
         .testTarget(name: "HarkPlotTests", dependencies: ["HarkPlot"]),

@@ -52,6 +52,7 @@ public struct WatermarkFormat: Sendable {
     public let key: WatermarkKey
     /// The band the tones use: TV audio or a stadium's PA.
     public let profile: WatermarkProfile
+    /// How coded bits become tones: ``Version/v1`` unless a study asks for another.
     public let version: Version
     /// The frequencies this format's tones may take (``WatermarkProfile/grid``).
     public var grid: [Double] { profile.grid }
@@ -69,8 +70,11 @@ public struct WatermarkFormat: Sendable {
         let grid = profile.grid
         // Version 2's tones: one keyed set for every slot, drawn from streams of their own so
         // that version 1's plan stays exactly as pinned.
-        var fixedStream = KeyedStream(key: key.bytes, label: "v2/tones")
-        let fixed = version == .v2 ? Array(fixedStream.permutation(grid.count).prefix(Self.pairsPerSymbol)) : []
+        var fixed: [Int] = []
+        if version == .v2 {
+            var stream = KeyedStream(key: key.bytes, label: "v2/tones")
+            fixed = Array(stream.permutation(grid.count).prefix(Self.pairsPerSymbol))
+        }
         var frequency: [[[[Double]]]] = []
         var phase: [[[[Double]]]] = []
         for slot in 0..<Self.symbolsPerCopy {
