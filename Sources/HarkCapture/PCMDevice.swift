@@ -2,6 +2,7 @@ import CALSA
 import CALSAShim
 import FoundationEssentials
 import Glibc
+import HarkSystem
 
 /// The calls the capture loop makes on a PCM: the seam where tests inject errors (an
 /// overrun cannot be provoked through ALSA's file plugin) while everything else stays real.
@@ -124,15 +125,18 @@ public final class PCMDevice: PCMStream, @unchecked Sendable {
 
 /// Sends ALSA's own library messages (normally printed on stderr) to `handler`.
 public enum ALSALog {
+    // Routed from any thread, read on whichever thread ALSA reports from (a capture thread).
+    private static let lock = PosixLock()
     nonisolated(unsafe) private static var handler: (@Sendable (String) -> Void)?
+    private static var current: (@Sendable (String) -> Void)? { lock.withLock { handler } }
 
     public static func route(to handler: @escaping @Sendable (String) -> Void) {
-        Self.handler = handler
+        lock.withLock { Self.handler = handler }
         hark_alsa_set_log_callback { file, line, function, err, message in
             let text = message.map { String(cString: $0) } ?? ""
             let where_ = function.map { String(cString: $0) } ?? "?"
             let code = err != 0 ? " (\(String(cString: snd_strerror(err))))" : ""
-            ALSALog.handler?("ALSA \(where_): \(text)\(code)")
+            ALSALog.current?("ALSA \(where_): \(text)\(code)")
             _ = file
             _ = line
         }
@@ -140,6 +144,6 @@ public enum ALSALog {
 
     public static func reset() {
         hark_alsa_clear_log_callback()
-        handler = nil
+        lock.withLock { handler = nil }
     }
 }
