@@ -3,7 +3,7 @@ import Testing
 @testable import HarkDSP
 import HarkFFT
 
-/// Format version 2, the study beside the format on air: one keyed set of 72 tones in every
+/// Format version 2, the study beside the format on air (measured, not kept): one keyed set of 72 tones in every
 /// symbol, each coded bit a turn of π in its tones' phase. Version 1 stays pinned
 /// (`WatermarkGoldenTests`); these check that version 2 is what it says.
 @Suite struct WatermarkFormatVersionTests {
@@ -109,6 +109,6 @@ import HarkFFT
             _ = try WatermarkDetector(format: v2, sampleRate: Self.rate)
         }
         #expect(WatermarkDetectorError.unreadableVersion(2).description
-                == "the watermark detector reads format version 1; version 2 has no detector yet")
+                == "the watermark detector reads format version 1; version 2 is a study and has no detector")
     }
 }

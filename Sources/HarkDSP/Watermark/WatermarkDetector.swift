@@ -718,7 +718,7 @@ public enum WatermarkDetectorError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .rateTooLow(let r): return "the watermark detector needs audio at 8 kHz or more, not \(Int(r)) Hz"
-        case .unreadableVersion(let v): return "the watermark detector reads format version 1; version \(v) has no detector yet"
+        case .unreadableVersion(let v): return "the watermark detector reads format version 1; version \(v) is a study and has no detector"
         }
     }
 }

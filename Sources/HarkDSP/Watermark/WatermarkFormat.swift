@@ -14,11 +14,13 @@ import Glibc
 /// - The payload (32 bits) plus a CRC-16 and a 6-bit tail is convolutionally coded (rate 1/2,
 ///   K = 7) into 108 coded bits, placed on the 6 × 18 symbol positions by a keyed permutation.
 ///
-/// ``Version/v1`` is the format on air, pinned by golden vectors. ``Version/v2`` is a study:
-/// the same copy, symbols, code and placement, but 72 tones at fixed keyed frequencies sound in
-/// every symbol and a coded bit turns a tone's phase by π instead of choosing one of two
-/// frequencies, so that a room's channel at each tone can be estimated from every symbol rather
-/// than a quarter of them. No detector reads it yet (docs/watermark.md, "Directions").
+/// ``Version/v1`` is the format on air, pinned by golden vectors. ``Version/v2`` is a study,
+/// measured and not kept: the same copy, symbols, code and placement, but 72 tones at fixed
+/// keyed frequencies sound in every symbol and a coded bit turns a tone's phase by π instead of
+/// choosing one of two frequencies, so that a room's channel at each tone is estimated from
+/// every symbol rather than a quarter of them. Its reading is quadratic in the keyed phases, and
+/// the threshold its false-detection bound needs takes the gain back (docs/watermark.md,
+/// "Directions"). No detector reads it; it stays so that the study can be rerun.
 public struct WatermarkFormat: Sendable {
     /// How coded bits become tones.
     public enum Version: Int, Sendable, CaseIterable {
@@ -26,7 +28,7 @@ public struct WatermarkFormat: Sendable {
         /// are drawn afresh for each of the six slots. The format on air.
         case v1 = 1
         /// 72 keyed frequencies sound in every symbol; a coded bit turns its tones' keyed phase
-        /// by π. Not detected yet: for measuring transparency and the room.
+        /// by π. A study: nothing detects it.
         case v2 = 2
     }
 

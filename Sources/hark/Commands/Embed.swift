@@ -37,8 +37,8 @@ struct Embed: ParsableCommand {
                 """, valueName: "dB"))
     var strength: Double?
 
-    // A study's format (tools/watermark-format-study): no detector reads version 2 yet, so it
-    // stays out of the help.
+    // A study's format (tools/watermark-format-study): no detector reads version 2, so it stays
+    // out of the help.
     @Option(help: ArgumentHelp(visibility: .private))
     var formatVersion: Int = 1
 
