@@ -23,7 +23,7 @@ import Glibc
 /// "Directions"). No detector reads it; it stays so that the study can be rerun.
 public struct WatermarkFormat: Sendable {
     /// How coded bits become tones.
-    public enum Version: Int, Sendable, CaseIterable {
+    public enum Version: Int, Codable, Sendable, CaseIterable {
         /// Each pair's coded bit chooses one of two keyed frequencies; a symbol's 144 candidates
         /// are drawn afresh for each of the six slots. The format on air.
         case v1 = 1
@@ -83,10 +83,15 @@ public struct WatermarkFormat: Sendable {
             // A symbol's candidates are distinct grid points, neighbours allowed: 10 Hz is 4 bins
             // of the detector's 2.5 Hz, where a tone's leakage through the Hann window is under
             // −31 dB, and a symbol's 144 candidates need half of the 284 points (TV).
-            var stream = KeyedStream(key: key.bytes, label: "tones/\(slot)")
             precondition(grid.count >= 2 * Self.pairsPerSymbol, "the grid cannot hold a symbol's tones")
-            let chosen = version == .v1 ? Array(stream.permutation(grid.count).prefix(2 * Self.pairsPerSymbol))
-                                        : fixed.flatMap { [$0, $0] }
+            let chosen: [Int]
+            switch version {
+            case .v1:
+                var stream = KeyedStream(key: key.bytes, label: "tones/\(slot)")
+                chosen = Array(stream.permutation(grid.count).prefix(2 * Self.pairsPerSymbol))
+            case .v2:
+                chosen = fixed.flatMap { [$0, $0] }
+            }
             var phases = KeyedStream(key: key.bytes, label: version == .v1 ? "phases/\(slot)" : "v2/phases/\(slot)")
             var f: [[[Double]]] = [], p: [[[Double]]] = []
             var next = 0

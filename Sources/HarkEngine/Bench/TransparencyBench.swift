@@ -29,7 +29,7 @@ public struct TransparencyDefinition: Codable, Sendable {
     public var targets: [String: Target]?
     /// The format to mark with: the one on air unless a study asks for another
     /// (``WatermarkFormat/Version``).
-    public var formatVersion: Int?
+    public var formatVersion: WatermarkFormat.Version?
 
     public static func load(path: String) throws -> TransparencyDefinition {
         try JSONDecoder().decode(TransparencyDefinition.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
@@ -142,7 +142,7 @@ public enum TransparencyBench {
                     let marked = workDirectory + "/marked.wav", delivered = workDirectory + "/marked-16.wav"
                     let e = try Embedding.embed(input: path, output: marked,
                                                 options: EmbedOptions(payload: payload, key: key, strength: strength, profile: profile,
-                                                                      version: d.formatVersion.flatMap(WatermarkFormat.Version.init) ?? .v1))
+                                                                      version: d.formatVersion ?? .v1))
                     try deliver(marked, to: delivered, seed: 3)
                     let odg = try grader.grade(reference: reference, test: delivered)
                     row.grades.append((odg, e.ratio))

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import HarkDSP
 import HarkEngine
 
 struct Bench: ParsableCommand {
@@ -81,13 +80,7 @@ struct TransparencyBenchCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Seed for the hosts, payloads and keys (default: the definitions').", valueName: "n"))
     var seed: UInt64?
 
-    // A study's format (tools/watermark-format-study); hidden like `hark embed`'s.
-    @Option(help: ArgumentHelp(visibility: .private))
-    var formatVersion: Int?
-
-    func validate() throws {
-        if let v = formatVersion, WatermarkFormat.Version(rawValue: v) == nil { throw ValidationError("--format-version must be 1 or 2") }
-    }
+    @OptionGroup var format: FormatVersionOption
 
     func run() throws {
         var d: TransparencyDefinition
@@ -106,7 +99,7 @@ struct TransparencyBenchCommand: ParsableCommand {
             d.strengths = values.map { $0! }
         }
         if let seed { d.seed = seed }
-        if let formatVersion { d.formatVersion = formatVersion }
+        if let version = format.version { d.formatVersion = version }
         do {
             let report = try TransparencyBench.run(d, workDirectory: work) { Diagnostics.progress($0) }
             try LineWriter.standardOutput.write(raw: TransparencyBench.table(report))

@@ -37,13 +37,9 @@ struct Embed: ParsableCommand {
                 """, valueName: "dB"))
     var strength: Double?
 
-    // A study's format (tools/watermark-format-study): no detector reads version 2, so it stays
-    // out of the help.
-    @Option(help: ArgumentHelp(visibility: .private))
-    var formatVersion: Int = 1
+    @OptionGroup var format: FormatVersionOption
 
     func validate() throws {
-        if WatermarkFormat.Version(rawValue: formatVersion) == nil { throw ValidationError("--format-version must be 1 or 2") }
         do { _ = try WatermarkPayload(hex: payload) } catch { throw ValidationError("--payload: \(error)") }
         if let strength, !(strength.isFinite && Embedding.strengthRange.contains(strength)) {
             throw ValidationError(String(format: "--strength must be between %.0f and %.0f dB", Embedding.strengthRange.lowerBound,
@@ -58,7 +54,7 @@ struct Embed: ParsableCommand {
             result = try Embedding.embed(input: input, output: output,
                                          options: EmbedOptions(payload: try WatermarkPayload(hex: payload), key: key, strength: strength,
                                                                profile: keys.watermarkProfile,
-                                                               version: WatermarkFormat.Version(rawValue: formatVersion) ?? .v1))
+                                                               version: format.version ?? .v1))
         } catch let error as SoundFileError {
             Diagnostics.error(error.description)
             throw ExitCode.failure
