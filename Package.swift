@@ -108,19 +108,21 @@ let package = Package(
         .testTarget(name: "HarkSystemTests", dependencies: ["HarkSystem"]),
         .testTarget(name: "HarkFFTTests", dependencies: ["HarkFFT"]),
         .testTarget(name: "HarkDSPTests", dependencies: ["HarkDSP", "HarkFFT"]),
-        .testTarget(name: "HarkSoundFileTests", dependencies: ["HarkSoundFile"]),
-        .testTarget(name: "HarkSpoolTests", dependencies: ["HarkSpool"]),
-        .testTarget(name: "HarkPlotTests", dependencies: ["HarkPlot"]),
-        .testTarget(name: "HarkEngineTests", dependencies: ["HarkEngine"]),
-        .testTarget(name: "HarkCLITests", dependencies: ["hark", "HarkPlot"]),
+        .testTarget(name: "HarkSoundFileTests", dependencies: ["HarkTesting", "HarkSoundFile"]),
+        .testTarget(name: "HarkSpoolTests", dependencies: ["HarkTesting", "HarkSpool"]),
+        .testTarget(name: "HarkPlotTests", dependencies: ["HarkTesting", "HarkPlot"]),
+        .testTarget(name: "HarkEngineTests", dependencies: ["HarkTesting", "HarkEngine"]),
+        .testTarget(name: "HarkCLITests", dependencies: ["hark", "HarkPlot", "HarkTesting"]),
         // Test doubles for capture (ALSA file-plugin configurations, fault injection), shared
         // by the capture and daemon tests.
         .target(name: "HarkCaptureTesting", dependencies: ["HarkCapture"], path: "Tests/HarkCaptureTesting"),
+        // Temporary directories that tests leave nothing of, shared by the test targets that write files.
+        .target(name: "HarkTesting", path: "Tests/HarkTesting"),
         .testTarget(name: "HarkCaptureTests", dependencies: ["HarkCapture", "HarkCaptureTesting"]),
         .testTarget(
             name: "HarkDaemonTests",
             dependencies: [
-                "HarkDaemon", "HarkClient", "HarkCapture", "HarkCaptureTesting", "HarkSpool", "HarkSystem",
+                "HarkDaemon", "HarkClient", "HarkCapture", "HarkCaptureTesting", "HarkSpool", "HarkSystem", "HarkTesting",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),

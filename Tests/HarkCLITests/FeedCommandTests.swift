@@ -1,4 +1,5 @@
 import Foundation
+import HarkTesting
 import Testing
 
 /// `hark feed`: the stand-in microphone that drives harkd through ALSA's file plugin.

@@ -56,21 +56,6 @@ enum Hark {
     }
 }
 
-final class TemporaryDirectory {
-    let path: String
-    init() {
-        path = NSTemporaryDirectory() + "hark-cli-" + UUID().uuidString
-        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-    func file(_ name: String) -> String { path + "/" + name }
-    @discardableResult
-    func write(_ name: String, _ bytes: [UInt8]) -> String {
-        _ = FileManager.default.createFile(atPath: file(name), contents: Data(bytes))
-        return file(name)
-    }
-}
-
 func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8((v >> 8) & 0xFF)] }
 func le32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8((v >> (8 * $0)) & 0xFF) } }
 

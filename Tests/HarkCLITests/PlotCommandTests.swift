@@ -3,6 +3,7 @@ import Foundation
 import FoundationXML
 #endif
 import HarkPlot
+import HarkTesting
 import Testing
 
 @Suite struct PlotCommandTests {

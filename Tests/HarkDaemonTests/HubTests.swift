@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOEmbedded
 import Synchronization
+import HarkTesting
 import Testing
 @testable import HarkDaemon
 @testable import HarkSpool
@@ -145,8 +146,8 @@ import Testing
     }
 
     @Test func aSpoolThatCannotBeWrittenStillLetsRecordsThrough() throws {
-        let dir = NSTemporaryDirectory() + "hark-hub-spool-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let temporary = TemporaryDirectory(prefix: "hark-hub-spool")
+        let dir = temporary.path
         let spool = try Spool(path: dir + "/s.sqlite")
         let hub = Hub(logger: Logger(label: "test"))
         hub.recorder = Recorder(unit: "u", spool: spool, logger: Logger(label: "test"))

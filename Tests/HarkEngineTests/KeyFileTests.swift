@@ -1,13 +1,14 @@
 import Foundation
+import HarkTesting
 import Testing
 @testable import HarkDSP
 @testable import HarkEngine
 
 @Suite struct KeyFileTests {
+    private let temporary = TemporaryDirectory(prefix: "hark-key")
+
     private func file(_ bytes: [UInt8]) -> String {
-        let path = NSTemporaryDirectory() + "hark-key-\(UUID().uuidString)"
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
-        return path
+        temporary.write(UUID().uuidString, bytes)
     }
 
     @Test func oneTrailingLineEndIsNotPartOfTheKey() throws {

@@ -2,15 +2,13 @@ import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
+import HarkTesting
 import Testing
 @testable import HarkPlot
 
 @Suite struct LevelPlotTests {
-    let dir = NSTemporaryDirectory() + "hark-plot-" + UUID().uuidString
-
-    init() throws {
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    }
+    private let temporary = TemporaryDirectory(prefix: "hark-plot")
+    private var dir: String { temporary.path }
 
     /// Ten seconds at −40 dB with a burst to −10 dB from 4 to 6 s.
     func burst(withSpectrogram: Bool) -> PlotData {

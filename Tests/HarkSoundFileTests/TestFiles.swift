@@ -1,26 +1,6 @@
 import Foundation
 @testable import HarkSoundFile
 
-/// A private temporary directory per test, removed when the value is released.
-final class TemporaryDirectory {
-    let path: String
-
-    init() {
-        path = NSTemporaryDirectory() + "hark-test-" + UUID().uuidString
-        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
-    func file(_ name: String) -> String { path + "/" + name }
-
-    func write(_ name: String, _ bytes: [UInt8]) -> String {
-        let p = file(name)
-        _ = FileManager.default.createFile(atPath: p, contents: Data(bytes))
-        return p
-    }
-}
-
 /// Little-endian field helpers for hand-made headers.
 func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8((v >> 8) & 0xFF)] }
 func le32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8((v >> (8 * $0)) & 0xFF) } }

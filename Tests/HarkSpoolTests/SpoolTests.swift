@@ -1,15 +1,12 @@
 import Foundation
+import HarkTesting
 import Testing
 @testable import HarkSpool
 
 /// The spool on real SQLite files in a temporary folder.
 @Suite struct SpoolTests {
-    let dir: String
-
-    init() throws {
-        dir = NSTemporaryDirectory() + "hark-spool-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    }
+    private let temporary = TemporaryDirectory(prefix: "hark-spool")
+    private var dir: String { temporary.path }
 
     private func record(_ n: Int, kind: String = "report", created: Int64 = 1_800_000_000_000, size: Int = 40) -> Spool.Record {
         let padding = String(repeating: "x", count: max(0, size - 40))
