@@ -116,7 +116,7 @@ let package = Package(
         // Test doubles for capture (ALSA file-plugin configurations, fault injection), shared
         // by the capture and daemon tests.
         .target(name: "HarkCaptureTesting", dependencies: ["HarkCapture"], path: "Tests/HarkCaptureTesting"),
-        // Temporary directories that tests leave nothing of, shared by the test targets that write files.
+        // A temporary directory that removes itself, for the tests that write files.
         .target(name: "HarkTesting", path: "Tests/HarkTesting"),
         .testTarget(name: "HarkCaptureTests", dependencies: ["HarkCapture", "HarkCaptureTesting"]),
         .testTarget(

@@ -108,7 +108,7 @@ final class DaemonHarness: @unchecked Sendable {
         p.executableURL = builtExecutable("harkd")
         p.arguments = args + extra
         // Hermetic: never the machine's /etc/hark/harkd.conf.
-        if config == nil { FileManager.default.createFile(atPath: dir + "/harkd.conf", contents: nil) }
+        if config == nil { precondition(FileManager.default.createFile(atPath: dir + "/harkd.conf", contents: nil), "cannot write \(dir)/harkd.conf") }
         p.environment = ProcessInfo.processInfo.environment.merging(["HARKD_CONFIG": dir + "/harkd.conf"]) { $1 }
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         p.standardError = FileHandle(forWritingAtPath: log)

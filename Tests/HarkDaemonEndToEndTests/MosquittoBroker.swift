@@ -16,7 +16,7 @@ final class MosquittoBroker: @unchecked Sendable {
         port = Self.freePort()
         tlsPort = tls == nil ? nil : Self.freePort()
         let passwords = dir + "/passwords"
-        FileManager.default.createFile(atPath: passwords, contents: nil)
+        precondition(FileManager.default.createFile(atPath: passwords, contents: nil), "cannot write \(passwords)")
         for (u, p) in [(Self.user, Self.password), (Self.subscriber, Self.subscriberPassword)] {
             try Self.run("/usr/bin/mosquitto_passwd", ["-b", passwords, u, p])
         }

@@ -1,10 +1,10 @@
 import Foundation
 import HarkDSP
+import HarkTesting
 import Logging
 import NIOCore
 import NIOEmbedded
 import Synchronization
-import HarkTesting
 import Testing
 @testable import HarkDaemon
 @testable import HarkSpool

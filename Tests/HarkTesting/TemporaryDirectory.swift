@@ -2,7 +2,7 @@ import Foundation
 
 /// A private temporary directory for one test, removed with everything in it when the value is
 /// released, so that a test run leaves nothing behind in the system's temporary folder.
-public final class TemporaryDirectory: @unchecked Sendable {
+public final class TemporaryDirectory: Sendable {
     public let path: String
 
     /// - Parameter prefix: names the directory after what made it, for whoever finds one left
