@@ -45,9 +45,11 @@ public struct BenchHosts {
     public static let kinds = ["speech", "music", "pink", "sparse-speech", "silence", "flute", "piano", "drums", "advert",
                                "babble", "crowd"]
 
-    /// The path of a host file, generating it first if needed.
+    /// The path of a host file, generating it first if needed. The name holds everything the
+    /// file is made from, seed included, so that a work folder shared by benches or seeds never
+    /// hands one of them another's host.
     public func file(kind: String, index: Int, seconds: Double, seed: UInt64) throws -> String {
-        let path = "\(directory)/\(kind)-\(index)-\(Int(seconds))s.wav"
+        let path = "\(directory)/\(kind)-\(index)-\(Int(seconds))s-seed\(seed).wav"
         if FileManager.default.fileExists(atPath: path) { return path }
         let n = Int(seconds * Self.rate)
         var x: [Float]
@@ -106,7 +108,7 @@ public struct BenchHosts {
     /// chain leaves it: PEAQ finds a reference's bandwidth only under the level it reads above
     /// 21.6 kHz, and grades nothing (GstPEAQ returns NaN) for a full-band noise host.
     public func bandLimitedFile(kind: String, index: Int, seconds: Double, seed: UInt64) throws -> String {
-        let path = "\(directory)/\(kind)-\(index)-\(Int(seconds))s-18k.wav"
+        let path = "\(directory)/\(kind)-\(index)-\(Int(seconds))s-seed\(seed)-18k.wav"
         if FileManager.default.fileExists(atPath: path) { return path }
         let reader = try SoundFileReader(path: try file(kind: kind, index: index, seconds: seconds, seed: seed))
         var blocks = MonoBlockReader(reader)
