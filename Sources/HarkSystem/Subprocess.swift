@@ -6,6 +6,8 @@ public struct Subprocess: Sendable {
     public var status: Int32
     public var standardOutput: [UInt8]
     public var standardError: [UInt8]
+    /// True when the program outran its time limit and was killed (its status is then 137).
+    public var timedOut = false
 
     public enum Failure: Error, CustomStringConvertible {
         case cannotRun(String, String)
@@ -17,8 +19,11 @@ public struct Subprocess: Sendable {
     }
 
     /// Runs `executable` (a path) with `arguments`; its standard input is /dev/null.
-    /// - Parameter keepOutput: false sends its standard output to /dev/null.
-    public static func run(_ executable: String, _ arguments: [String], keepOutput: Bool = true) throws -> Subprocess {
+    /// - Parameters:
+    ///   - keepOutput: false sends its standard output to /dev/null.
+    ///   - timeLimit: seconds after which the program is killed (``timedOut``); none when nil.
+    public static func run(_ executable: String, _ arguments: [String], keepOutput: Bool = true,
+                           timeLimit: Double? = nil) throws -> Subprocess {
         var out: [Int32] = [-1, -1], err: [Int32] = [-1, -1]
         guard pipe(&out) == 0 else { throw Failure.cannotRun(executable, String(cString: strerror(errno))) }
         guard pipe(&err) == 0 else {
@@ -53,8 +58,20 @@ public struct Subprocess: Sendable {
         var fds = [pollfd(fd: out[0], events: Int16(POLLIN), revents: 0),
                    pollfd(fd: err[0], events: Int16(POLLIN), revents: 0)]
         var buffer = [UInt8](repeating: 0, count: 65_536)
+        let deadline = timeLimit.map { monotonicSeconds() + $0 }
         while fds.contains(where: { $0.fd >= 0 }) {
-            if poll(&fds, nfds_t(fds.count), -1) < 0 {
+            var wait: Int32 = -1
+            if let deadline {
+                let left = deadline - monotonicSeconds()
+                if left <= 0 && !result.timedOut {
+                    // Killed, its pipes close and the reads below end.
+                    kill(pid, SIGKILL)
+                    result.timedOut = true
+                }
+                wait = result.timedOut ? -1 : Int32(min(left * 1000 + 1, 60_000))
+            }
+            let ready = poll(&fds, nfds_t(fds.count), wait)
+            if ready < 0 {
                 if errno == EINTR { continue }
                 break
             }
@@ -73,5 +90,11 @@ public struct Subprocess: Sendable {
         // WIFEXITED / WEXITSTATUS are macros Swift cannot import.
         result.status = (wstatus & 0x7f) == 0 ? (wstatus >> 8) & 0xff : 128 + (wstatus & 0x7f)
         return result
+    }
+
+    private static func monotonicSeconds() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
     }
 }

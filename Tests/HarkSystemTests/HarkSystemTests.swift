@@ -115,6 +115,14 @@ import Testing
         #expect(try Subprocess.run("/bin/sh", ["-c", "kill -9 $$"]).status == 137)
     }
 
+    @Test func aProgramThatOutrunsItsTimeLimitIsKilled() throws {
+        let run = try Subprocess.run("/bin/sh", ["-c", "echo started; exec sleep 30"], timeLimit: 0.3)
+        #expect(run.timedOut && run.status == 137)
+        #expect(String(decoding: run.standardOutput, as: UTF8.self) == "started\n")
+        let quick = try Subprocess.run("/bin/sh", ["-c", "exit 4"], timeLimit: 30)
+        #expect(!quick.timedOut && quick.status == 4)
+    }
+
     @Test func aMissingProgramIsAnError() {
         #expect(throws: Subprocess.Failure.self) { try Subprocess.run("/nonexistent/program", []) }
     }
