@@ -20,15 +20,45 @@ import HarkSoundFile
     @Test func tableGivesMedianWorstAndTargets() {
         var r = TransparencyReport()
         r.columns = [(.tv, WatermarkProfile.tv.defaultStrength), (.tv, 0)]
-        r.rows = [TransparencyRow(host: "speech", baseline: 0.1, grades: [(-0.2, -31), (-1.5, -21)]),
-                  TransparencyRow(host: "flute", baseline: 0.1, grades: [(-0.1, -40), (-1.0, -30)]),
-                  TransparencyRow(host: "drums", baseline: 0.0, grades: [(-0.9, -35), (-2.0, -25)])]
+        func g(_ odg: Double, _ ratio: Double) -> TransparencyGrade { TransparencyGrade(odgs: [odg], ratios: [ratio]) }
+        r.rows = [TransparencyRow(host: "speech", baseline: 0.1, grades: [g(-0.2, -31), g(-1.5, -21)]),
+                  TransparencyRow(host: "flute", baseline: 0.1, grades: [g(-0.1, -40), g(-1.0, -30)]),
+                  TransparencyRow(host: "drums", baseline: 0.0, grades: [g(-0.9, -35), g(-2.0, -25)])]
         r.targets = ["tv": .init(median: -0.5, worst: -1.0)]
         #expect(r.median(0) == -0.2 && r.worst(0) == -0.9 && r.median(1) == -1.5 && r.worst(1) == -2.0)
         let table = TransparencyBench.table(r)
         #expect(table.contains("| speech | 0.10 | -0.20 (-31 dB) | -1.50 (-21 dB) |"))
         #expect(table.contains("| **worst** | | **-0.90** | **-2.00** |"))
         #expect(table.contains("Target, tv profile at the default strength: median ≥ -0.5, every host ≥ -1.0: met."))
+    }
+
+    @Test func severalDrawsGradeEachHostByItsMedianAndWorstDraw() {
+        var r = TransparencyReport()
+        r.columns = [(.tv, WatermarkProfile.tv.defaultStrength)]
+        r.rows = [TransparencyRow(host: "speech", baseline: 0.1,
+                                  grades: [TransparencyGrade(odgs: [-0.8, -1.1, -0.7], ratios: [-27, -26, -28])]),
+                  TransparencyRow(host: "flute", baseline: 0.1,
+                                  grades: [TransparencyGrade(odgs: [-0.3, -0.2, -0.4], ratios: [-30, -30, -31])]),
+                  TransparencyRow(host: "drums", baseline: 0.0,
+                                  grades: [TransparencyGrade(odgs: [-0.1, -0.5, -0.45], ratios: [-33, -33, -33])])]
+        r.targets = ["tv": .init(median: -0.5, worst: -1.0)]
+        // Host medians -0.8, -0.3, -0.45: their median is -0.45, within -0.5; but speech's worst
+        // draw, -1.1, is under -1.0, so one campaign in three would be heard there.
+        #expect(r.draws == 3 && r.median(0) == -0.45 && r.worst(0) == -1.1)
+        let table = TransparencyBench.table(r)
+        #expect(table.contains("| speech | 0.10 | -0.80 / -1.10 (-27 dB) |"))
+        #expect(table.contains("over 3 draws of payload and key"))
+        #expect(table.contains("every host ≥ -1.0: not met."))
+    }
+
+    @Test func theFirstDrawOfEachHostIsTheOneASingleDrawReads() {
+        let one = TransparencyBench.draws(seed: 1, hosts: 9, count: 1)
+        let eight = TransparencyBench.draws(seed: 1, hosts: 9, count: 8)
+        #expect(one.count == 9 && eight.allSatisfy { $0.count == 8 })
+        #expect(zip(one, eight).allSatisfy { $0[0].payload == $1[0].payload && $0[0].key.bytes == $1[0].key.bytes })
+        // The other draws differ from the first and from each other host's.
+        let payloads = Set(eight.flatMap { $0.map(\.payload.value) })
+        #expect(payloads.count == 72)
     }
 
     @Test func missingPEAQSaysHowToGetIt() throws {

@@ -30,6 +30,10 @@ public struct TransparencyDefinition: Codable, Sendable {
     /// The format to mark with: the one on air unless a study asks for another
     /// (``WatermarkFormat/Version``).
     public var formatVersion: WatermarkFormat.Version?
+    /// How many payload-and-key draws mark each host (1 when absent). A mark's audibility on a
+    /// host depends on which tones its payload and key sound, so a default is transparent only
+    /// if every campaign's mark is: each host is graded by its median and its worst draw.
+    public var draws: Int?
 
     public static func load(path: String) throws -> TransparencyDefinition {
         try JSONDecoder().decode(TransparencyDefinition.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
@@ -70,10 +74,21 @@ public struct PEAQGrader: Sendable {
         }
     }
 
+    /// Seconds after which a grade is taken for a stall: one of 30 s takes about a second, but
+    /// GstPEAQ now and then stops at the start of a run, doing nothing, and is then run again.
+    static let timeLimit = 120.0
+    static let attempts = 3
+
     /// The objective difference grade of `test` against `reference` (0 imperceptible … −4 very
     /// annoying). Both files must have the same rate, length and alignment.
     public func grade(reference: String, test: String) throws -> Double {
-        let run = try Subprocess.run(executable, [reference, test])
+        var run = try Subprocess.run(executable, [reference, test], timeLimit: Self.timeLimit)
+        for _ in 1..<Self.attempts where run.timedOut {
+            run = try Subprocess.run(executable, [reference, test], timeLimit: Self.timeLimit)
+        }
+        if run.timedOut {
+            throw Failure.failed(String(cFormat: "no grade within %.0f s in %d attempts", Self.timeLimit, Self.attempts))
+        }
         let text = String(decoding: run.standardOutput, as: UTF8.self)
         let message = String(decoding: run.standardError, as: UTF8.self)
         guard run.status == 0,
@@ -86,13 +101,39 @@ public struct PEAQGrader: Sendable {
     }
 }
 
+/// One host's grades in one column (profile × strength): one per draw of payload and key.
+public struct TransparencyGrade: Sendable {
+    /// The ODG of each draw.
+    public var odgs: [Double]
+    /// The mark's power re the host's over the whole file, dB, for each draw.
+    public var ratios: [Double]
+
+    public init(odgs: [Double], ratios: [Double]) {
+        self.odgs = odgs
+        self.ratios = ratios
+    }
+
+    public var median: Double { odgs.median }
+    public var worst: Double { odgs.min() ?? .nan }
+    public var ratio: Double { ratios.median }
+}
+
 /// One host's grades.
 public struct TransparencyRow: Sendable {
     public var host: String
     /// The host against itself with another dither: what the bench reads for no mark at all.
     public var baseline: Double
-    /// Per column (profile × strength): the ODG and the mark's power re the host's, dB.
-    public var grades: [(odg: Double, ratio: Double)]
+    /// One per column (profile × strength).
+    public var grades: [TransparencyGrade]
+}
+
+extension [Double] {
+    /// The middle value (the mean of the two middle ones for an even count); NaN when empty.
+    fileprivate var median: Double {
+        let v = sorted()
+        guard !v.isEmpty else { return .nan }
+        return v.count % 2 == 1 ? v[v.count / 2] : (v[v.count / 2 - 1] + v[v.count / 2]) / 2
+    }
 }
 
 public struct TransparencyReport: Sendable {
@@ -101,13 +142,14 @@ public struct TransparencyReport: Sendable {
     public var targets: [String: TransparencyDefinition.Target] = [:]
     public var seconds = 0.0
 
-    public func median(_ column: Int) -> Double {
-        let v = rows.map { $0.grades[column].odg }.sorted()
-        guard !v.isEmpty else { return .nan }
-        return v.count % 2 == 1 ? v[v.count / 2] : (v[v.count / 2 - 1] + v[v.count / 2]) / 2
-    }
+    /// The median over hosts of each host's median draw: the typical host and campaign.
+    public func median(_ column: Int) -> Double { rows.map { $0.grades[column].median }.median }
 
-    public func worst(_ column: Int) -> Double { rows.map { $0.grades[column].odg }.min() ?? .nan }
+    /// The worst draw on the worst host: what the target for every host is held to.
+    public func worst(_ column: Int) -> Double { rows.map { $0.grades[column].worst }.min() ?? .nan }
+
+    /// How many draws marked each host.
+    public var draws: Int { rows.first?.grades.first?.odgs.count ?? 0 }
 }
 
 /// `hark bench transparency`: marks every host in every profile at every strength and grades
@@ -126,34 +168,55 @@ public enum TransparencyBench {
         var report = TransparencyReport()
         report.targets = d.targets ?? [:]
         report.columns = d.profiles.flatMap { p in (d.strengths ?? [p.defaultStrength]).map { (p, $0) } }
-        var rng = SplitMix64(seed: d.seed)
+        let marks = draws(seed: d.seed, hosts: d.hosts.reduce(0) { $0 + $1.count }, count: d.draws ?? 1)
+        var hostNumber = 0
         for host in d.hosts {
             for index in 0..<host.count {
                 let path = try hosts.bandLimitedFile(kind: host.kind, index: index, seconds: d.hostSeconds,
                                           seed: d.seed &* 31 &+ UInt64(index) &+ 1000)
-                let payload = WatermarkPayload(UInt32(truncatingIfNeeded: rng.next()))
-                let key = WatermarkKey(text: "transparency-\(rng.next() % 1000)")
+                let hostMarks = marks[hostNumber]
+                hostNumber += 1
                 let reference = workDirectory + "/reference.wav", other = workDirectory + "/reference-2.wav"
                 try deliver(path, to: reference, seed: 1)
                 try deliver(path, to: other, seed: 2)
                 var row = TransparencyRow(host: host.count > 1 ? "\(host.name) \(index + 1)" : host.name,
                                           baseline: try grader.grade(reference: reference, test: other), grades: [])
                 for (profile, strength) in report.columns {
-                    let marked = workDirectory + "/marked.wav", delivered = workDirectory + "/marked-16.wav"
-                    let e = try Embedding.embed(input: path, output: marked,
-                                                options: EmbedOptions(payload: payload, key: key, strength: strength, profile: profile,
-                                                                      version: d.formatVersion ?? .v1))
-                    try deliver(marked, to: delivered, seed: 3)
-                    let odg = try grader.grade(reference: reference, test: delivered)
-                    row.grades.append((odg, e.ratio))
-                    log(String(cFormat: "%@, %@, %+g dB: ODG %.2f, mark %.1f dB re host", row.host, profile.rawValue, strength,
-                               odg, e.ratio))
+                    var grade = TransparencyGrade(odgs: [], ratios: [])
+                    for (draw, mark) in hostMarks.enumerated() {
+                        let marked = workDirectory + "/marked.wav", delivered = workDirectory + "/marked-16.wav"
+                        let e = try Embedding.embed(input: path, output: marked,
+                                                    options: EmbedOptions(payload: mark.payload, key: mark.key, strength: strength,
+                                                                          profile: profile, version: d.formatVersion ?? .v1))
+                        try deliver(marked, to: delivered, seed: 3)
+                        let odg = try grader.grade(reference: reference, test: delivered)
+                        grade.odgs.append(odg)
+                        grade.ratios.append(e.ratio)
+                        log(String(cFormat: "%@, %@, %+g dB, draw %d: ODG %.2f, mark %.1f dB re host", row.host, profile.rawValue,
+                                   strength, draw + 1, odg, e.ratio))
+                    }
+                    row.grades.append(grade)
                 }
                 report.rows.append(row)
             }
         }
         report.seconds = Date().timeIntervalSince(started)
         return report
+    }
+
+    /// The payload and key of each draw, for each host in order. The first draw of every host
+    /// is the one the bench has always drawn (so one draw reads what it read before); the others
+    /// come from a stream of their own per host.
+    static func draws(seed: UInt64, hosts: Int, count: Int) -> [[(payload: WatermarkPayload, key: WatermarkKey)]] {
+        var first = SplitMix64(seed: seed)
+        return (0..<hosts).map { host in
+            var more = SplitMix64(seed: seed ^ (0xD1B5_4A32_D192_ED03 &* UInt64(host + 1)))
+            return (0..<max(1, count)).map { draw in
+                func next() -> UInt64 { draw == 0 ? first.next() : more.next() }
+                let payload = WatermarkPayload(UInt32(truncatingIfNeeded: next()))
+                return (payload, WatermarkKey(text: "transparency-\(next() % 1000)"))
+            }
+        }
     }
 
     /// Writes `input` as 16-bit PCM with TPDF dither of ±1 LSB from its own random stream.
@@ -180,16 +243,26 @@ public enum TransparencyBench {
     /// the worst host and the targets.
     public static func table(_ r: TransparencyReport) -> String {
         let heads = r.columns.map { String(cFormat: "%@, %+g dB", $0.profile.rawValue, $0.strength) }
+        let several = r.draws > 1
         var s = "| host | baseline | " + heads.joined(separator: " | ") + " |\n"
         s += "|---|---|" + heads.map { _ in "---|" }.joined() + "\n"
         for row in r.rows {
-            s += "| \(row.host) | " + String(cFormat: "%.2f", row.baseline) + " | " + row.grades.map { String(cFormat: "%.2f (%.0f dB)", $0.odg, $0.ratio) }.joined(separator: " | ") + " |\n"
+            let cells = row.grades.map { g in
+                several ? String(cFormat: "%.2f / %.2f (%.0f dB)", g.median, g.worst, g.ratio)
+                        : String(cFormat: "%.2f (%.0f dB)", g.median, g.ratio)
+            }
+            s += "| \(row.host) | " + String(cFormat: "%.2f", row.baseline) + " | " + cells.joined(separator: " | ") + " |\n"
         }
         s += "| **median** | | " + r.columns.indices.map { String(cFormat: "**%.2f**", r.median($0)) }.joined(separator: " | ") + " |\n"
         s += "| **worst** | | " + r.columns.indices.map { String(cFormat: "**%.2f**", r.worst($0)) }.joined(separator: " | ") + " |\n"
         s += "\nEach cell: PEAQ ODG (basic version; 0 imperceptible, −1 perceptible but not annoying, −4 very annoying) "
-        s += "and, in brackets, the mark's power re the host's over the whole file. Baseline: the host against itself "
-        s += "with another dither.\n"
+        if several {
+            s += String(cFormat: "over %d draws of payload and key, the host's median / worst draw, ", r.draws)
+        }
+        s += "and, in brackets, the mark's power re the host's over the whole file"
+        s += several ? " (median draw)" : ""
+        s += ". Baseline: the host against itself with another dither."
+        s += several ? " Median: over hosts, of each host's median draw; worst: the worst draw on any host.\n" : "\n"
         for (i, c) in r.columns.enumerated() {
             guard let t = r.targets[c.profile.rawValue], c.strength == c.profile.defaultStrength else { continue }
             let met = r.median(i) >= t.median && r.worst(i) >= t.worst

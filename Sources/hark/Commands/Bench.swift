@@ -80,6 +80,10 @@ struct TransparencyBenchCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Seed for the hosts, payloads and keys (default: the definitions').", valueName: "n"))
     var seed: UInt64?
 
+    @Option(help: ArgumentHelp("Payload-and-key draws to mark each host with; each host is graded by its median and worst draw (default: the definitions').",
+                               valueName: "n"))
+    var draws: Int?
+
     @OptionGroup var format: FormatVersionOption
 
     func run() throws {
@@ -99,6 +103,11 @@ struct TransparencyBenchCommand: ParsableCommand {
             d.strengths = values.map { $0! }
         }
         if let seed { d.seed = seed }
+        if let draws { d.draws = draws }
+        guard (d.draws ?? 1) >= 1 else {
+            Diagnostics.error("--draws: expected at least 1, got \(d.draws!)")
+            throw ExitCode.failure
+        }
         if let version = format.version { d.formatVersion = version }
         do {
             let report = try TransparencyBench.run(d, workDirectory: work) { Diagnostics.progress($0) }
