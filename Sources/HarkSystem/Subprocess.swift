@@ -64,11 +64,16 @@ public struct Subprocess: Sendable {
             if let deadline {
                 let left = deadline - monotonicSeconds()
                 if left <= 0 && !result.timedOut {
-                    // Killed, its pipes close and the reads below end.
                     kill(pid, SIGKILL)
                     result.timedOut = true
                 }
-                wait = result.timedOut ? -1 : Int32(min(left * 1000 + 1, 60_000))
+                // Killed, its pipes close and the reads below end; a grandchild that kept a copy
+                // of them (GStreamer's plugin scanner) is given a second, then left behind.
+                if result.timedOut && left < -1 {
+                    for i in fds.indices where fds[i].fd >= 0 { close(fds[i].fd); fds[i].fd = -1 }
+                    break
+                }
+                wait = Int32(min((result.timedOut ? left + 1 : left) * 1000 + 1, 60_000))
             }
             let ready = poll(&fds, nfds_t(fds.count), wait)
             if ready < 0 {

@@ -20,7 +20,7 @@ import Testing
         let host = try music("host.wav")
         let marked = dir.file("marked.wav")
         // At the default strength the mark follows the music's masking threshold 3.5 dB down:
-        // some 23 dB under the host overall, and 10 dB or more under it in every 1/3-octave band.
+        // some 24 dB under the host overall, and 10 dB or more under it in every 1/3-octave band.
         let quiet = try Hark.run(["embed", host, dir.file("quiet.wav"), "--payload", "1A2B3C4D"])
         #expect(quiet.status == 0, "\(quiet.stderr)")
         let figures = (quiet.stdout.components(separatedBy: "watermark ").last ?? "").split(separator: " ").compactMap { Double($0) }

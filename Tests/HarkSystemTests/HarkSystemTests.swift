@@ -123,6 +123,12 @@ import Testing
         #expect(!quick.timedOut && quick.status == 4)
     }
 
+    @Test func aGrandchildHoldingThePipesDoesNotKeepATimedOutRunWaiting() throws {
+        // The background sleep keeps copies of both pipes after its parent is killed.
+        let run = try Subprocess.run("/bin/sh", ["-c", "sleep 5 & exec sleep 30"], timeLimit: 0.3)
+        #expect(run.timedOut && run.status == 137)
+    }
+
     @Test func aMissingProgramIsAnError() {
         #expect(throws: Subprocess.Failure.self) { try Subprocess.run("/nonexistent/program", []) }
     }
