@@ -1,4 +1,5 @@
 import Foundation
+import HarkTesting
 import Testing
 @testable import HarkDSP
 @testable import HarkEngine
@@ -74,9 +75,8 @@ import HarkSoundFile
     }
 
     @Test func deliveryIsSixteenBitWithItsOwnDither() throws {
-        let dir = NSTemporaryDirectory() + "hark-deliver-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let temporary = TemporaryDirectory(prefix: "hark-deliver")
+        let dir = temporary.path
         let source = dir + "/in.wav"
         let w = try SoundFileWriter(path: source, sampleRate: 48_000, channels: 1, format: .init(container: .wav, encoding: .f32))
         try [Float](repeating: 0, count: 48_000).withUnsafeBufferPointer { try w.write($0) }

@@ -35,8 +35,20 @@ public struct TransparencyDefinition: Codable, Sendable {
     /// if every campaign's mark is: each host is graded by its median and its worst draw.
     public var draws: Int?
 
+    /// A definitions file that decodes but cannot be run.
+    public enum Invalid: Error, CustomStringConvertible {
+        case draws(Int)
+        public var description: String {
+            switch self {
+            case .draws(let n): return "draws must be at least 1, not \(n)"
+            }
+        }
+    }
+
     public static func load(path: String) throws -> TransparencyDefinition {
-        try JSONDecoder().decode(TransparencyDefinition.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+        let d = try JSONDecoder().decode(TransparencyDefinition.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+        if let n = d.draws, n < 1 { throw Invalid.draws(n) }
+        return d
     }
 }
 

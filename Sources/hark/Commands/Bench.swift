@@ -86,6 +86,10 @@ struct TransparencyBenchCommand: ParsableCommand {
 
     @OptionGroup var format: FormatVersionOption
 
+    func validate() throws {
+        if let draws, draws < 1 { throw ValidationError("--draws must be at least 1") }
+    }
+
     func run() throws {
         var d: TransparencyDefinition
         do {
@@ -104,10 +108,6 @@ struct TransparencyBenchCommand: ParsableCommand {
         }
         if let seed { d.seed = seed }
         if let draws { d.draws = draws }
-        guard (d.draws ?? 1) >= 1 else {
-            Diagnostics.error("--draws: expected at least 1, got \(d.draws!)")
-            throw ExitCode.failure
-        }
         if let version = format.version { d.formatVersion = version }
         do {
             let report = try TransparencyBench.run(d, workDirectory: work) { Diagnostics.progress($0) }
