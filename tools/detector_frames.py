@@ -1,5 +1,6 @@
-"""What the watermark studies share (tools/watermark-ceiling, tools/watermark-format-study):
-32-bit float WAV files, and the detector's own frames and floor, so that both read the audio
+"""What the watermark studies share (tools/watermark-ceiling, tools/watermark-format-study,
+tools/watermark-tone-to-floor):
+32-bit float WAV files, and the detector's own frames and floor, so that they read the audio
 as WatermarkDetector does (docs/watermark.md, Detection, step 1)."""
 import struct
 
