@@ -32,9 +32,9 @@ struct Embed: ParsableCommand {
             help: ArgumentHelp("""
                 Tone power re the host's masking threshold, dB (−20 … 20). The default, −3.5 for \
                 the tv profile and −1 for stadium, grades as transparent with PEAQ whatever the \
-                payload and key; every dB \
-                above it makes the mark louder, easier to hear and easier to detect \
-                (docs/watermark.md gives the PEAQ grade and the detection of each level).
+                payload and key; every dB above it makes the mark louder, easier to hear and \
+                easier to detect (docs/watermark.md gives the PEAQ grade and the detection of \
+                each level).
                 """, valueName: "dB"))
     var strength: Double?
 
