@@ -19,7 +19,7 @@ import Testing
     @Test func embedThenDetect() throws {
         let host = try music("host.wav")
         let marked = dir.file("marked.wav")
-        // At the default strength the mark follows the music's masking threshold 3.5 dB down:
+        // At the default strength the mark follows the music's masking threshold 2 dB down:
         // some 24 dB under the host overall, and 10 dB or more under it in every 1/3-octave band.
         let quiet = try Hark.run(["embed", host, dir.file("quiet.wav"), "--payload", "1A2B3C4D"])
         #expect(quiet.status == 0, "\(quiet.stderr)")

@@ -8,9 +8,10 @@ import Testing
     static let rate = 48_000.0
 
     /// Runs `x` through a fresh model frame by frame (frames centred every hop) and returns
-    /// the model after the frame centred nearest `time`.
-    private func model(after x: [Float], at time: Double) throws -> MaskingModel {
-        let m = try MaskingModel(sampleRate: Self.rate)
+    /// the model after the frame centred nearest `time`. `ceilingTop` 0 gives the classic
+    /// model, without the ceiling at the host's own band.
+    private func model(after x: [Float], at time: Double, ceilingTop: Double = MaskingModel.ownBandCeilingTop) throws -> MaskingModel {
+        let m = try MaskingModel(sampleRate: Self.rate, ownBandCeilingTop: ceilingTop)
         let last = Int(time * Self.rate) / m.hop
         var frame = [Float](repeating: 0, count: m.frameLength)
         for k in 0...last {
@@ -41,12 +42,13 @@ import Testing
     @Test func noiseMasksAToneJustUnderItsLevelAndAToneMasksNoiseFarUnderIt() throws {
         // The masking asymmetry (Zwicker & Fastl; Johnston 1988): noise a critical band wide at
         // 1 kHz masks a tone about 4–6 dB under the noise's level; a 1 kHz tone masks noise only
-        // some 20–25 dB under its own (14.5 + z with z = 8.5 Bark: 23 dB).
+        // some 20–25 dB under its own (14.5 + z with z = 8.5 Bark: 23 dB). The classic model,
+        // without the ceiling at the host's own band, which overrules the noise case (below).
         let power = 0.005        // −23 dB re full scale
         let tone = sine(1000, amplitude: (2 * power).squareRoot(), rate: Self.rate, count: Int(Self.rate))
         let noise = bandNoise(920...1080, rms: power.squareRoot(), seconds: 1)
-        let toneModel = try model(after: tone, at: 0.5)
-        let noiseModel = try model(after: noise, at: 0.5)
+        let toneModel = try model(after: tone, at: 0.5, ceilingTop: 0)
+        let noiseModel = try model(after: noise, at: 0.5, ceilingTop: 0)
         let p = toneModel.partition(of: 1000)
         #expect(toneModel.tonality[p] > 0.9, "tonality of a steady tone \(toneModel.tonality[p])")
         #expect(noiseModel.tonality[p] < 0.2, "tonality of noise \(noiseModel.tonality[p])")
@@ -57,6 +59,13 @@ import Testing
         // gather a little less than a whole critical band. The asymmetry is what matters.
         #expect((3...16).contains(underNoise), "threshold \(underNoise) dB under the noise")
         #expect(underTone - underNoise > 8, "a tone masks \(underTone - underNoise) dB less than noise")
+
+        // With the ceiling, a 1 kHz host masks nothing closer than 12 dB under its own band's
+        // energy, noise included; the tone's threshold, further under already, stays.
+        let cappedNoise = try model(after: noise, at: 0.5), cappedTone = try model(after: tone, at: 0.5)
+        let underCappedNoise = dB(power / cappedNoise.threshold[p])
+        #expect(underCappedNoise >= max(underNoise, MaskingModel.ownBandCeiling - 0.5), "threshold \(underCappedNoise) dB under the noise")
+        #expect(abs(dB(power / cappedTone.threshold[p]) - underTone) < 0.01)
     }
 
     @Test func aHighToneMasksNoMoreThanTheCapUnderItself() throws {
@@ -72,9 +81,10 @@ import Testing
 
     @Test func maskingSpreadsFurtherUpThanDownAndFurtherWhenLoud() throws {
         // PEAQ's slopes: 27 dB per Bark below a masker; above it 24 + 230/f − 0.2 L dB per
-        // Bark, shallower for a loud masker.
+        // Bark, shallower for a loud masker. The classic model: below 3 kHz the ceiling at the
+        // host's own band holds a pure tone's neighbours under its leakage (tests below).
         func thresholds(power: Double) throws -> (below: Double, above: Double) {
-            let m = try model(after: sine(1000, amplitude: (2 * power).squareRoot(), rate: Self.rate, count: Int(Self.rate)), at: 0.5)
+            let m = try model(after: sine(1000, amplitude: (2 * power).squareRoot(), rate: Self.rate, count: Int(Self.rate)), at: 0.5, ceilingTop: 0)
             let centre = MaskingModel.bark(1000)
             let below = m.partitionBark.firstIndex { $0 >= centre - 2 }!
             let above = m.partitionBark.firstIndex { $0 >= centre + 2 }!
@@ -86,6 +96,40 @@ import Testing
         #expect(loud.below > 45, "\(loud.below) dB down two Bark below")
         #expect(loud.above < loud.below - 20, "\(loud.above) dB down two Bark above")
         #expect(quiet.above > loud.above + 4, "a quieter masker reaches less far up: \(quiet.above) vs \(loud.above) dB")
+    }
+
+    /// A loud tone at `loud` Hz with a quiet one 40 dB under it at `quiet` Hz, above it within
+    /// the loud tone's upward spreading: the threshold where the quiet tone sits, and the
+    /// quiet tone's power.
+    private func lentThreshold(loud: Double, quiet: Double) throws -> (threshold: Double, quietPower: Double, loudMargin: Double) {
+        let loudPower = 0.045, quietPower = loudPower * 1e-4
+        let n = Int(Self.rate)
+        let a = sine(loud, amplitude: (2 * loudPower).squareRoot(), rate: Self.rate, count: n)
+        let b = sine(quiet, amplitude: (2 * quietPower).squareRoot(), rate: Self.rate, count: n)
+        let m = try model(after: zip(a, b).map { $0 + $1 }, at: 0.5)
+        return (m.threshold[m.partition(of: quiet)], quietPower, dB(loudPower / m.threshold[m.partition(of: loud)]))
+    }
+
+    @Test func belowThreeKilohertzALentBandStaysUnderTheHostsOwnEnergyThere() throws {
+        // A 1 kHz tone at 88.5 dB SPL spreads 6.5 dB per Bark upwards: 1.7 Bark up, at 1.4 kHz,
+        // spreading and the tonal offset alone would let a mark sound as loud as the 1.4 kHz
+        // tone that is all the host has there (measured: 0.3 dB over it). The ceiling holds it
+        // 12 dB under that tone.
+        let lent = try lentThreshold(loud: 1000, quiet: 1400)
+        let under = dB(lent.quietPower / lent.threshold)
+        #expect(under >= MaskingModel.ownBandCeiling - 0.5, "threshold \(under) dB under the host's own band")
+        #expect(under <= MaskingModel.ownBandCeiling + 3, "threshold \(under) dB under the host's own band: the ceiling, not more")
+        // The loud tone's own partition keeps the tonal offset (21 dB is under the 12 dB ceiling).
+        #expect(abs(lent.loudMargin - MaskingModel.tonalOffsetCap) < 2.5, "threshold \(lent.loudMargin) dB under the loud tone")
+    }
+
+    @Test func aboveThreeKilohertzSpreadingStillLendsAThinBandItsMasking() throws {
+        // The same pair an octave and more up (3.5 and 4.2 kHz, 1.2 Bark apart): the ceiling stops
+        // at 3 kHz, so the 4.2 kHz partition keeps what the loud tone lends it, well over the
+        // quiet tone there.
+        let lent = try lentThreshold(loud: 3500, quiet: 4200)
+        let over = dB(lent.threshold / lent.quietPower)
+        #expect(over > 5, "threshold \(over) dB over the quiet tone")
     }
 
     @Test func thresholdInQuietIsTerhardtsAtTheStatedLevel() {

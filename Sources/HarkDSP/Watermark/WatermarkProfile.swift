@@ -32,8 +32,8 @@ public enum WatermarkProfile: String, Sendable, CaseIterable, Codable {
     /// hosts. docs/watermark.md has the grade of every strength.
     public var defaultStrength: Double {
         switch self {
-        case .tv: return -3.5
-        case .stadium: return -1
+        case .tv: return -2
+        case .stadium: return 0
         }
     }
 

@@ -30,8 +30,8 @@ struct Embed: ParsableCommand {
 
     @Option(parsing: .unconditional,
             help: ArgumentHelp("""
-                Tone power re the host's masking threshold, dB (−20 … 20). The default, −3.5 for \
-                the tv profile and −1 for stadium, grades as transparent with PEAQ whatever the \
+                Tone power re the host's masking threshold, dB (−20 … 20). The default, −2 for \
+                the tv profile and 0 for stadium, grades as transparent with PEAQ whatever the \
                 payload and key; every dB above it makes the mark louder, easier to hear and \
                 easier to detect (docs/watermark.md gives the PEAQ grade and the detection of \
                 each level).
