@@ -119,7 +119,7 @@ import Testing
         let under = dB(lent.quietPower / lent.threshold)
         #expect(under >= MaskingModel.ownBandCeiling - 0.5, "threshold \(under) dB under the host's own band")
         #expect(under <= MaskingModel.ownBandCeiling + 3, "threshold \(under) dB under the host's own band: the ceiling, not more")
-        // The loud tone's own partition keeps the tonal offset (21 dB is under the 12 dB ceiling).
+        // The loud tone's own partition keeps the tonal offset: 21 dB lies deeper than the ceiling.
         #expect(abs(lent.loudMargin - MaskingModel.tonalOffsetCap) < 2.5, "threshold \(lent.loudMargin) dB under the loud tone")
     }
 
