@@ -34,4 +34,17 @@ import Testing
         withoutCodecs.conditions = d.conditions.map { var c = $0; c.codec = nil; return c }
         try WatermarkBench.checkTools(withoutCodecs) { _ in nil }
     }
+
+    /// A run that marked nothing (no hosts: the watermark-ceiling tool runs one to make the
+    /// bench's noise files) says nothing of transparency or keys, rather than "inf to -inf dB".
+    @Test func aTableOfNothingMarkedPrintsNoEmptyRanges() {
+        var r = BenchReport()
+        #expect(!WatermarkBench.table(r).contains("inf") && !WatermarkBench.table(r).contains("Wrong key"))
+        r.ratioRange = (-31.5, -18.0)
+        r.worstBand = -8.2
+        r.wrongKeyWindows = 20
+        let table = WatermarkBench.table(r)
+        #expect(table.contains("Transparency: watermark -31.5 to -18.0 dB re host overall; closest 1/3-octave band -8.2 dB."))
+        #expect(table.contains("Wrong key: 0 detections in 20 marked files."))
+    }
 }

@@ -1,10 +1,13 @@
 import FoundationEssentials
 import Glibc
 
-/// Babble: several simulated talkers at once. Each talker is speech-shaped noise (flat to
-/// 500 Hz, then falling 6 dB per octave, like the long-term spectrum of speech) switched on and
-/// off in syllables of 120–300 ms, grouped in phrases of 0.8–2.5 s with pauses between. With
-/// many talkers and a pink-noise bed it stands in for a stadium crowd.
+/// Babble: several simulated talkers at once. Each talker is speech-shaped noise (its density
+/// falling 3 dB per octave to 500 Hz and 9 dB per octave above: in 1/3-octave bands flat to
+/// 500 Hz, then 6 dB per octave down, close to the long-term spectrum of natural speech)
+/// switched on and off in syllables of 120–300 ms, grouped in phrases of 0.8–2.5 s with pauses
+/// between. With many talkers and a pink-noise bed it stands in for a stadium crowd. The
+/// watermark bench uses espeak-ng voices instead (``BenchHosts``), which are brighter: 6–18 dB
+/// more in the mark's band at the same SNR.
 public struct BabbleNoiseGenerator: SignalGenerator {
     private struct Talker {
         var envelope = 0.0

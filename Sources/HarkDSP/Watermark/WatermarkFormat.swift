@@ -19,8 +19,8 @@ import Glibc
 /// keyed frequencies sound in every symbol and a coded bit turns a tone's phase by π instead of
 /// choosing one of two frequencies, so that a room's channel at each tone is estimated from
 /// every symbol rather than a quarter of them. Its reading is quadratic in the keyed phases, and
-/// the threshold its false-detection bound needs takes the gain back (docs/watermark.md,
-/// "Directions"). No detector reads it; it stays so that the study can be rerun.
+/// the threshold its false-detection bound needs takes the gain back (docs/watermark-research.md,
+/// "Directions at the transparent level"). No detector reads it; it stays so that the study can be rerun.
 public struct WatermarkFormat: Sendable {
     /// How coded bits become tones.
     public enum Version: Int, Codable, Sendable, CaseIterable {

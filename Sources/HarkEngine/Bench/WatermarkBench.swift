@@ -245,9 +245,15 @@ public enum WatermarkBench {
                             size, u.catalogueFalseDetections, u.catalogueHighestScore, WatermarkDetector.threshold(payloads: Double(size)))
             }
         }
-        s += String(cFormat: "Wrong key: %d detections in %d marked files.\n", r.wrongKeyDetections, r.wrongKeyWindows)
-        s += String(cFormat: "Transparency: watermark %.1f to %.1f dB re host overall; closest 1/3-octave band %.1f dB.\n",
-                    r.ratioRange.0, r.ratioRange.1, r.worstBand)
+        // A definitions file with no hosts or no conditions marks nothing (tools use one to make
+        // the bench's noise files): no line rather than an empty range read as ±infinity.
+        if r.wrongKeyWindows > 0 {
+            s += String(cFormat: "Wrong key: %d detections in %d marked files.\n", r.wrongKeyDetections, r.wrongKeyWindows)
+        }
+        if r.ratioRange.0 <= r.ratioRange.1 {
+            s += String(cFormat: "Transparency: watermark %.1f to %.1f dB re host overall; closest 1/3-octave band %.1f dB.\n",
+                        r.ratioRange.0, r.ratioRange.1, r.worstBand)
+        }
         s += String(cFormat: "Bench time: %.0f s.\n", r.seconds)
         return s
     }
