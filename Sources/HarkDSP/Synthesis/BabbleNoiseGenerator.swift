@@ -6,7 +6,7 @@ import Glibc
 /// 500 Hz, then 6 dB per octave down, close to the long-term spectrum of natural speech)
 /// switched on and off in syllables of 120–300 ms, grouped in phrases of 0.8–2.5 s with pauses
 /// between. With many talkers and a pink-noise bed it stands in for a stadium crowd. The
-/// watermark bench uses espeak-ng voices instead (``BenchHosts``), which are brighter: 6–18 dB
+/// watermark bench uses espeak-ng voices instead (HarkEngine's `BenchHosts`), which are brighter: 6–18 dB
 /// more in the mark's band at the same SNR.
 public struct BabbleNoiseGenerator: SignalGenerator {
     private struct Talker {

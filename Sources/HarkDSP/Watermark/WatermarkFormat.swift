@@ -20,7 +20,8 @@ import Glibc
 /// choosing one of two frequencies, so that a room's channel at each tone is estimated from
 /// every symbol rather than a quarter of them. Its reading is quadratic in the keyed phases, and
 /// the threshold its false-detection bound needs takes the gain back (docs/watermark-research.md,
-/// "Directions at the transparent level"). No detector reads it; it stays so that the study can be rerun.
+/// "Directions at the transparent level"). No detector reads it; it stays so that the study can
+/// be rerun.
 public struct WatermarkFormat: Sendable {
     /// How coded bits become tones.
     public enum Version: Int, Codable, Sendable, CaseIterable {
