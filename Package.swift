@@ -112,7 +112,7 @@ let package = Package(
         .testTarget(name: "HarkSpoolTests", dependencies: ["HarkTesting", "HarkSpool"]),
         .testTarget(name: "HarkPlotTests", dependencies: ["HarkTesting", "HarkPlot"]),
         .testTarget(name: "HarkEngineTests", dependencies: ["HarkTesting", "HarkEngine"]),
-        .testTarget(name: "HarkCLITests", dependencies: ["hark", "HarkPlot", "HarkTesting"]),
+        .testTarget(name: "HarkCLITests", dependencies: ["hark", "HarkDSP", "HarkPlot", "HarkTesting"]),
         // Test doubles for capture (ALSA file-plugin configurations, fault injection), shared
         // by the capture and daemon tests.
         .target(name: "HarkCaptureTesting", dependencies: ["HarkCapture"], path: "Tests/HarkCaptureTesting"),

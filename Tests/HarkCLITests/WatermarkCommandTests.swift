@@ -1,4 +1,5 @@
 import Foundation
+import HarkDSP
 import HarkTesting
 import Testing
 
@@ -153,6 +154,19 @@ import Testing
             #expect(run.stderrLines.count == 1 && run.stderr.contains(text), "\(arguments): \(run.stderr)")
         }
         #expect(!FileManager.default.fileExists(atPath: dir.file("o.wav")))
+    }
+
+    /// The help's table of measured grades marks each profile's default where the embedder
+    /// has it, so a new default cannot leave the help quoting the old one's grade as its own.
+    @Test func embedHelpGradesEachProfilesDefault() throws {
+        let lines = try Hark.run(["embed", "--help"]).stdoutLines
+        for profile in WatermarkProfile.allCases {
+            let strength = profile.defaultStrength
+            let dB = (strength < 0 ? "−" : strength > 0 ? "+" : "") + String(format: "%g dB", abs(strength))
+            let defaults = lines.filter { $0.hasPrefix("  \(profile.rawValue) ") && $0.contains("(default)") }
+            #expect(defaults.count == 1, "\(profile): \(defaults)")
+            #expect(defaults.first?.hasPrefix("  \(profile.rawValue) \(dB) (default)") == true, "\(profile) default \(dB): \(defaults)")
+        }
     }
 
     @Test func detectOverGarbageAndSilenceIsQuickAndEmpty() throws {
