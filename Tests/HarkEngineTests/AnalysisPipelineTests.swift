@@ -21,6 +21,17 @@ import Testing
         return out
     }
 
+    /// Generated music marked with the demo key, loud (+10 dB), to be sure of the mark.
+    private func marked(seconds: Double, rate: Double, seed: UInt64, payload: WatermarkPayload) throws -> [Float] {
+        var host = [Float](repeating: 0, count: Int(seconds * rate))
+        host.withUnsafeMutableBufferPointer { var g = MusicGenerator(rms: 0.1, sampleRate: rate, seed: seed); g.render(into: $0) }
+        let embedder = try WatermarkEmbedder(format: WatermarkFormat(key: .demo), payload: payload, sampleRate: rate, strength: 10)
+        var mark: [Float] = []
+        host.withUnsafeBufferPointer { embedder.process($0, into: &mark) }
+        embedder.finish(into: &mark)
+        return zip(host, mark).map(+)
+    }
+
     @Test func intervalsAndReportsLandOnTheirBoundariesWhateverTheBlocks() throws {
         var s = AnalysisPipeline.Settings(sampleRate: 16_000)
         s.levelInterval = 0.25
@@ -44,14 +55,7 @@ import Testing
         // A mark (loud, to be sure of it), with the search restarted at 4 s as after a gap:
         // the detection that follows is placed in the pipeline's time, not the new detector's.
         let rate = 48_000.0
-        var host = [Float](repeating: 0, count: Int(12 * rate))
-        host.withUnsafeMutableBufferPointer { var g = MusicGenerator(rms: 0.1, sampleRate: rate, seed: 3); g.render(into: $0) }
-        let embedder = try WatermarkEmbedder(format: WatermarkFormat(key: .demo), payload: WatermarkPayload(0xABCD), sampleRate: rate,
-                                             strength: 10)
-        var mark: [Float] = []
-        host.withUnsafeBufferPointer { embedder.process($0, into: &mark) }
-        embedder.finish(into: &mark)
-        let x = zip(host, mark).map(+)
+        let x = try marked(seconds: 12, rate: rate, seed: 3, payload: WatermarkPayload(0xABCD))
         var s = AnalysisPipeline.Settings(sampleRate: rate)
         s.bands = false
         s.watermark = AnalysisPipeline.WatermarkSearch(key: .demo)
@@ -67,6 +71,37 @@ import Testing
         #expect(after.time > 6.35 && after.time < 9, "\(after.time)")
         let grid = after.start / WatermarkFormat.copyDuration
         #expect(abs(grid - grid.rounded()) < 0.05 && after.start > 1, "\(after.start)")
+    }
+
+    @Test func aSearchAloneFindsWhatTheWholePipelineFindsAndNothingElse() throws {
+        // `hark detect` runs the pipeline with its meter off: the same detections at the same
+        // times, no levels and no reports, even when intervals are asked for.
+        let rate = 48_000.0
+        let x = try marked(seconds: 8, rate: rate, seed: 5, payload: WatermarkPayload(0x5EA5))
+        var whole = AnalysisPipeline.Settings(sampleRate: rate)
+        whole.levelInterval = 0.5
+        whole.reportInterval = 2
+        whole.watermark = AnalysisPipeline.WatermarkSearch(key: .demo, repeatInterval: 0)
+        var alone = whole
+        alone.meter = false
+        let all = try run(AnalysisPipeline(whole), x, block: 4096)
+        let searched = try run(AnalysisPipeline(alone), x, block: 1000)
+        func detections(_ out: [AnalysisPipeline.Output]) -> [String] {
+            out.compactMap { if case .detection(let d) = $0 { return "\(d.payload.hex) \(d.time) \(d.score)" } else { return nil } }
+        }
+        #expect(!detections(all).isEmpty && detections(all).allSatisfy { $0.hasPrefix("00005ea5 ") })
+        #expect(detections(searched) == detections(all))
+        #expect(searched.count == detections(searched).count, "a search alone emitted levels or reports")
+        #expect(all.count > detections(all).count)
+    }
+
+    @Test func aSearchAloneTakesTheDetectorsRates() throws {
+        var s = AnalysisPipeline.Settings(sampleRate: 4_000)
+        s.meter = false
+        s.watermark = AnalysisPipeline.WatermarkSearch(key: .demo)
+        #expect(throws: WatermarkDetectorError.rateTooLow(4_000)) { try AnalysisPipeline(s) }
+        s.sampleRate = 384_000
+        _ = try AnalysisPipeline(s)
     }
 
     @Test func anUnusableRateIsRefusedWithAReason() {

@@ -2,9 +2,9 @@ import FoundationEssentials
 import Glibc
 import HarkDSP
 
-/// The one analysis chain that `hark analyze`, harkd's continuous analysis and its noise
-/// sessions share: mono frames → watermark detector, level meter, band analyser → interval
-/// levels, reports and detections. A new analyser added here appears in every use.
+/// The one analysis chain that `hark analyze`, `hark detect`, harkd's continuous analysis and
+/// its noise sessions share: mono frames → watermark detector, level meter, band analyser →
+/// interval levels, reports and detections. A new analyser added here appears in every use.
 ///
 /// Feed it mono samples at one rate with ``process(_:emit:)``; it splits the stream at interval
 /// boundaries, so every level covers exactly its interval and every report its report interval.
@@ -15,7 +15,10 @@ public final class AnalysisPipeline {
         public var sampleRate: Double
         /// dB added to every level (0: dB re full scale).
         public var calibration: Double = 0
-        /// Run the 1/3-octave band analyser.
+        /// Run the level meter. Off for a watermark search alone (`hark detect`): then there are
+        /// no levels, bands or reports, and ``finish(emit:)`` emits nothing.
+        public var meter = true
+        /// Run the 1/3-octave band analyser (it reports with the meter).
         public var bands = true
         /// Plan the band analyser's FFT by measuring (worth it for long recordings).
         public var measuredBandPlan = false
@@ -67,7 +70,7 @@ public final class AnalysisPipeline {
     }
 
     public let settings: Settings
-    private let meter: LevelMeter
+    private let meter: LevelMeter?
     private var bands: ThirdOctaveBands?
     private var detector: WatermarkDetector?
     private var detectorOrigin = 0.0
@@ -77,20 +80,22 @@ public final class AnalysisPipeline {
     private var sinceReport = 0
     private var frames = 0
 
-    /// - Throws: when the band analyser cannot be planned or the watermark detector cannot be
-    ///   built (an unusable rate): callers stop rather than run without them.
+    /// - Throws: ``RateOutOfRange`` outside 8–192 kHz with the meter on; when the band analyser
+    ///   cannot be planned or the watermark detector cannot be built (``WatermarkDetectorError``):
+    ///   callers stop rather than run without them.
     public init(_ settings: Settings) throws {
-        guard (8_000...192_000).contains(settings.sampleRate) else { throw RateOutOfRange(rate: settings.sampleRate) }
+        // The meter's range; a search alone takes what the detector takes (8 kHz and up).
+        guard !settings.meter || (8_000...192_000).contains(settings.sampleRate) else { throw RateOutOfRange(rate: settings.sampleRate) }
         self.settings = settings
-        meter = LevelMeter(sampleRate: settings.sampleRate, calibration: settings.calibration)
-        levelFrames = settings.levelInterval.map { max(1, Int(($0 * settings.sampleRate).rounded())) }
-        reportFrames = settings.reportInterval.map { max(1, Int(($0 * settings.sampleRate).rounded())) }
+        meter = settings.meter ? LevelMeter(sampleRate: settings.sampleRate, calibration: settings.calibration) : nil
+        levelFrames = settings.meter ? settings.levelInterval.map { max(1, Int(($0 * settings.sampleRate).rounded())) } : nil
+        reportFrames = settings.meter ? settings.reportInterval.map { max(1, Int(($0 * settings.sampleRate).rounded())) } : nil
         bands = try Self.makeBands(settings)
         detector = try Self.makeDetector(settings)
     }
 
     private static func makeBands(_ s: Settings) throws -> ThirdOctaveBands? {
-        guard s.bands else { return nil }
+        guard s.bands && s.meter else { return nil }
         return try ThirdOctaveBands(sampleRate: s.sampleRate, planning: s.measuredBandPlan ? .measure : .estimate)
     }
 
@@ -123,6 +128,10 @@ public final class AnalysisPipeline {
                 try emit(.detection(d))
             }
         }
+        guard let meter else {
+            frames += samples.count
+            return
+        }
         var done = 0
         while done < samples.count {
             var n = samples.count - done
@@ -150,6 +159,7 @@ public final class AnalysisPipeline {
 
     /// Ends the run: the level of a partial interval, then the report of what is left.
     public func finish(emit: (Output) throws -> Void) throws {
+        guard let meter else { return }
         meter.finish()
         if levelFrames != nil && sinceLevel > 0 {
             sinceLevel = 0
@@ -159,6 +169,7 @@ public final class AnalysisPipeline {
     }
 
     private func takeMeasurement() -> Measurement {
+        guard let meter else { preconditionFailure("a measurement needs the meter") }
         sinceReport = 0
         bands?.finish()
         let levels = bands.map { b in zip(b.bands, b.levels(calibration: settings.calibration)).map { ($0.label, $1) } } ?? []

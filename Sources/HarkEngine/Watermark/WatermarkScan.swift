@@ -1,6 +1,7 @@
 import HarkDSP
 
-/// Runs a ``WatermarkDetector`` over an ``AudioSource`` (channels averaged).
+/// A watermark search over an ``AudioSource`` (channels averaged): the ``AnalysisPipeline``
+/// with its watermark search alone, as `hark detect` runs it.
 public enum WatermarkScan {
     /// Reads `source` to the end, handing each detection to `emit` as it is confirmed. Returns
     /// how many samples the detector could not use as they were (not finite, or beyond
@@ -11,12 +12,17 @@ public enum WatermarkScan {
     @discardableResult
     public static func run(source: AudioSource, key: WatermarkKey, profile: WatermarkProfile = .tv, catalogue: [WatermarkPayload]? = nil,
                            emit: (WatermarkDetection) throws -> Void) throws -> Int {
-        let detector = try WatermarkDetector(format: WatermarkFormat(key: key, profile: profile), sampleRate: Double(source.sampleRate),
-                                             catalogue: catalogue)
+        var settings = AnalysisPipeline.Settings(sampleRate: Double(source.sampleRate))
+        settings.meter = false
+        settings.watermark = AnalysisPipeline.WatermarkSearch(key: key, profile: profile, catalogue: catalogue)
+        let pipeline = try AnalysisPipeline(settings)
         var blocks = MonoBlockReader(source)
         while case let mono = try blocks.next(), !mono.isEmpty {
-            for d in mono.withUnsafeBufferPointer({ detector.process($0) }) { try emit(d) }
+            try mono.withUnsafeBufferPointer { block in
+                try pipeline.process(block) { if case .detection(let d) = $0 { try emit(d) } }
+            }
         }
-        return detector.unusableSamples
+        try pipeline.finish { if case .detection(let d) = $0 { try emit(d) } }
+        return pipeline.unusableSamples
     }
 }
