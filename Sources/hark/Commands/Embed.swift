@@ -18,8 +18,8 @@ struct Embed: ParsableCommand {
 
         What each --strength costs, measured (PEAQ ODG on the bench's nine hosts, the median \
         host / the worst of eight payload and key draws: 0 is imperceptible, −1 perceptible \
-        but not annoying, −2 slightly annoying, −3 annoying; and the share of the bench's trials heard \
-        through a living room at SNR 10 dB within 6 s, with a catalogue of 100):
+        but not annoying, −2 slightly annoying, −3 annoying; and the share of the bench's \
+        trials heard through a living room at SNR 10 dB within 6 s, with a catalogue of 100):
           tv −3.5 dB              −0.28 / −0.55   29 %
           tv −2 dB (default)      −0.39 / −0.83   36 %
           tv −1 dB                −0.51 / −1.08   45 %
