@@ -87,9 +87,14 @@ public final class AnalysisPipeline {
         // The meter's range; a search alone takes what the detector takes (8 kHz and up).
         guard !settings.meter || (8_000...192_000).contains(settings.sampleRate) else { throw RateOutOfRange(rate: settings.sampleRate) }
         self.settings = settings
+        // Levels and reports are the meter's: without it there are none.
+        func sampleCount(_ seconds: Double?) -> Int? {
+            guard settings.meter, let seconds else { return nil }
+            return max(1, Int((seconds * settings.sampleRate).rounded()))
+        }
         meter = settings.meter ? LevelMeter(sampleRate: settings.sampleRate, calibration: settings.calibration) : nil
-        levelFrames = settings.meter ? settings.levelInterval.map { max(1, Int(($0 * settings.sampleRate).rounded())) } : nil
-        reportFrames = settings.meter ? settings.reportInterval.map { max(1, Int(($0 * settings.sampleRate).rounded())) } : nil
+        levelFrames = sampleCount(settings.levelInterval)
+        reportFrames = sampleCount(settings.reportInterval)
         bands = try Self.makeBands(settings)
         detector = try Self.makeDetector(settings)
     }
