@@ -5,9 +5,10 @@ import Testing
 
 @Suite struct WatermarkCommandTests {
     let dir = TemporaryDirectory()
-    /// The tests of the commands' plumbing mark 20 dB over the transparent default, where 8 s of
-    /// the generated music are always decoded within 3 s; what the default survives is the
-    /// bench's to measure (docs/watermark.md).
+    /// The commands are tested with the mark as it is aired, at the default strength: 8 s of
+    /// the generated music marked so are decoded at 2.4 s (scores 11–13 against 9.65). Only the
+    /// test through a simulated room marks louder, as a campaign that must be heard there would;
+    /// what the default survives in a room is the bench's to measure (docs/watermark.md).
     let loud = ["--strength", "10"]
 
     private func music(_ name: String, seconds: Double = 8, rate: Int = 48_000, extra: [String] = []) throws -> String {
@@ -22,13 +23,11 @@ import Testing
         let marked = dir.file("marked.wav")
         // At the default strength the mark follows the music's masking threshold 2 dB down:
         // some 24 dB under the host overall, and 10 dB or more under it in every 1/3-octave band.
-        let quiet = try Hark.run(["embed", host, dir.file("quiet.wav"), "--payload", "1A2B3C4D"])
-        #expect(quiet.status == 0, "\(quiet.stderr)")
-        let figures = (quiet.stdout.components(separatedBy: "watermark ").last ?? "").split(separator: " ").compactMap { Double($0) }
-        #expect(figures.count >= 2 && figures[0] < -20 && figures[0] > -40 && figures[1] <= -10, "\(quiet.stdout)")
-        let embed = try Hark.run(["embed", host, marked, "--payload", "1A2B3C4D"] + loud)
+        let embed = try Hark.run(["embed", host, marked, "--payload", "1A2B3C4D"])
         #expect(embed.status == 0, "\(embed.stderr)")
         #expect(embed.stdout.contains("payload 1a2b3c4d"))
+        let figures = (embed.stdout.components(separatedBy: "watermark ").last ?? "").split(separator: " ").compactMap { Double($0) }
+        #expect(figures.count >= 2 && figures[0] < -20 && figures[0] > -40 && figures[1] <= -10, "\(embed.stdout)")
         let detect = try Hark.run(["detect", "--json", marked])
         #expect(detect.status == 0, "\(detect.stderr)")
         let first = try #require(detect.jsonObjects.first ?? nil)
@@ -48,7 +47,7 @@ import Testing
     @Test func analyzeReportsDetectionsWhenAsked() throws {
         let host = try music("host.wav")
         let marked = dir.file("marked.wav")
-        #expect(try Hark.run(["embed", host, marked, "--payload", "abcdef01"] + loud).status == 0)
+        #expect(try Hark.run(["embed", host, marked, "--payload", "abcdef01"]).status == 0)
         let json = try Hark.run(["analyze", "--json", "--watermark", marked])
         let classes = json.jsonObjects.compactMap { $0?["class"] as? String }
         #expect(classes.contains("detection") && classes.last == "report")
@@ -62,7 +61,7 @@ import Testing
         let host = try music("host.wav")
         let marked = dir.file("k.wav")
         let keyFile = dir.write("secret.key", Array("a campaign secret".utf8))
-        #expect(try Hark.run(["embed", host, marked, "--payload", "cafe", "--key-file", keyFile] + loud).status == 0)
+        #expect(try Hark.run(["embed", host, marked, "--payload", "cafe", "--key-file", keyFile]).status == 0)
         #expect(try Hark.run(["detect", "--json", marked]).stdout.isEmpty)
         #expect(try Hark.run(["detect", "--json", "--key", "a campaign secret", marked]).stdout.contains("0000cafe"))
         #expect(try Hark.run(["detect", "--json", "--key-file", keyFile, marked]).stdout.contains("0000cafe"))
@@ -73,7 +72,7 @@ import Testing
         // the default TV profile; an unknown profile is refused.
         let host = try music("host.wav")
         let marked = dir.file("stadium.wav")
-        let embed = try Hark.run(["embed", host, marked, "--payload", "57ad", "--profile", "stadium"] + loud)
+        let embed = try Hark.run(["embed", host, marked, "--payload", "57ad", "--profile", "stadium"])
         #expect(embed.status == 0, "\(embed.stderr)")
         #expect(try Hark.run(["detect", "--json", marked]).stdout.isEmpty)
         #expect(try Hark.run(["detect", "--json", "--profile", "stadium", marked]).stdout.contains("000057ad"))
@@ -125,7 +124,7 @@ import Testing
     @Test func outputKeepsRateAndEncoding() throws {
         let host = try music("host.flac", rate: 44_100, extra: ["--encoding", "s24", "--channels", "2"])
         let marked = dir.file("marked.flac")
-        #expect(try Hark.run(["embed", host, marked, "--payload", "7"] + loud).status == 0)
+        #expect(try Hark.run(["embed", host, marked, "--payload", "7"]).status == 0)
         let report = try #require(try Hark.run(["analyze", "--json", marked]).jsonObjects.last ?? nil)
         #expect(report["rate"] as? Int == 44_100 && report["channels"] as? Int == 2)
         #expect((report["format"] as? String)?.contains("24 bit") == true)
@@ -203,6 +202,8 @@ import Testing
     @Test func survivesASimulatedPath() throws {
         let host = try music("host.wav", seconds: 14)
         let marked = dir.file("marked.wav"), received = dir.file("received.wav")
+        // Loud: through this room the default's mark on this music is not decoded openly (with
+        // a catalogue of one it scores 7.3 at 9.25 s, just over 7.02).
         #expect(try Hark.run(["embed", host, marked, "--payload", "5eed5eed"] + loud).status == 0)
         let sim = try Hark.run(["simulate", marked, received, "--speaker", "150:12000", "--rt60", "0.4", "--distance", "1",
                                 "--noise", "pink", "--snr", "20", "--mic", "100:8000", "--drift-ppm", "-150", "--rate", "16000"])

@@ -19,10 +19,10 @@ import Testing
         return out
     }
 
-    /// Host + watermark at `strength` dB re the masking threshold. The detector's tests mark
-    /// 20 dB over the transparent default (about −10 dB re these hosts), where each case below
-    /// holds with room to spare; what the default survives is the bench's to measure.
-    private func mark(_ x: [Float], payload: WatermarkPayload, key: WatermarkKey, strength: Double = 10,
+    /// Host + watermark at `strength` dB re the masking threshold (nil: the profile's default,
+    /// the transparent level a campaign is aired at). The detector's tests mark at the default,
+    /// except through a room; what the default survives there is the bench's to measure.
+    private func mark(_ x: [Float], payload: WatermarkPayload, key: WatermarkKey, strength: Double? = nil,
                       profile: WatermarkProfile = .tv) throws -> [Float] {
         let embedder = try WatermarkEmbedder(format: WatermarkFormat(key: key, profile: profile), payload: payload,
                                              sampleRate: Self.rate, strength: strength)
@@ -107,8 +107,8 @@ import Testing
     }
 
     @Test func catalogueHearsAMarkTooWeakForOpenDecoding() throws {
-        // A weak mark on a music host, 5 s: under the open threshold of 9.62, over the
-        // catalogue's 7.60 (at −12 dB neither hears it, from −8 dB both do).
+        // A weak mark on a music host, 5 s: under the open threshold of 9.65, over the
+        // catalogue's 7.64 (at −12 dB neither hears it, from −8 dB both do).
         let weakStrength = -9.0
         let payload = WatermarkPayload(0xCAFE0002)
         let y = try mark(host("music", seconds: 5, seed: 4), payload: payload, key: .demo, strength: weakStrength)
@@ -186,9 +186,9 @@ import Testing
     }
 
     @Test func theTransparentMarkIsReadCoherentlyOnNoise() throws {
-        // At the default strength a tone stands some 7 dB under its floor: energies add up to
-        // a score of 3-4 per copy, the flat reading (every symbol's bins projected on one delay
-        // and gain) to about 9. Within 10 s of a noise host it decodes the payload.
+        // At −10 dB, 8 dB under the default, a tone stands some 7 dB under its floor: energies
+        // add up to a score of 3-4 per copy, the flat reading (every symbol's bins projected on
+        // one delay and gain) to about 9. Within 10 s of a noise host it decodes the payload.
         let payload = WatermarkPayload(0xC0FFEE42)
         let y = try mark(host("pink", seconds: 10, seed: 3), payload: payload, key: .demo, strength: -10)
         #expect(try detect(y, key: .demo).first?.payload == payload)
@@ -299,9 +299,11 @@ import Testing
 
     @Test func survivesBandLimitsRoomDriftAndNoise() throws {
         // A small, lively room close up, a narrow speaker and mic, 500 ppm clock offset, and pink
-        // noise 20 dB down: a mild path that must always work.
+        // noise 20 dB down: a mild path that a mark 12 dB over the transparent default must always
+        // survive. (The default's mark on music is not decoded openly through it: the room's
+        // noise is what the transparent mark loses to, docs/watermark.md "What limits it".)
         let payload = WatermarkPayload(0x5EED5EED)
-        var y = try mark(host("music", seconds: 12, seed: 3), payload: payload, key: .demo)
+        var y = try mark(host("music", seconds: 12, seed: 3), payload: payload, key: .demo, strength: 10)
         var speaker = BiquadCascade.bandPass(low: 150, high: 12_000, sampleRate: Self.rate)
         y.withUnsafeMutableBufferPointer { speaker.process($0) }
         let room = try FFTConvolver(impulseResponse: RoomImpulseResponse.synthesize(

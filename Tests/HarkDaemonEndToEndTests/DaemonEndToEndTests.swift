@@ -15,7 +15,7 @@ final class UncheckedBox<T>: @unchecked Sendable {
     @Test func shakeSessionHearsTheEmbeddedPayload() throws {
         let h = try DaemonHarness()
         try hark(["generate", "music", h.dir + "/host.wav", "--duration", "20"])
-        try hark(["embed", h.dir + "/host.wav", h.dir + "/marked.wav", "--payload", "c0ffee42", "--strength", "10"])
+        try hark(["embed", h.dir + "/host.wav", h.dir + "/marked.wav", "--payload", "c0ffee42"])
         let raw = try h.raw(from: h.dir + "/marked.wav", name: "marked.raw")
         try h.start()
         h.feed(raw, speed: 8)
@@ -107,7 +107,7 @@ final class UncheckedBox<T>: @unchecked Sendable {
     @Test func hundredWatchersGetTheDetectionAndASilentReaderIsDropped() throws {
         let h = try DaemonHarness()
         try hark(["generate", "music", h.dir + "/host.wav", "--duration", "20"])
-        try hark(["embed", h.dir + "/host.wav", h.dir + "/marked.wav", "--payload", "00c0ffee", "--strength", "10"])
+        try hark(["embed", h.dir + "/host.wav", h.dir + "/marked.wav", "--payload", "00c0ffee"])
         let raw = try h.raw(from: h.dir + "/marked.wav", name: "marked.raw")
         try h.start(config: "mode = continuous\nclient-queue-kb = 64\n")
         var watchers: [HarkConnection] = []
@@ -143,7 +143,7 @@ final class UncheckedBox<T>: @unchecked Sendable {
         var raw = Data()
         for (seed, payload) in [("1", "0badcafe"), ("2", "c0ffee42")] {
             try hark(["generate", "music", h.dir + "/host.wav", "--duration", "12", "--seed", seed])
-            try hark(["embed", h.dir + "/host.wav", h.dir + "/marked.wav", "--payload", payload, "--strength", "10"])
+            try hark(["embed", h.dir + "/host.wav", h.dir + "/marked.wav", "--payload", payload])
             raw += FileManager.default.contents(atPath: try h.raw(from: h.dir + "/marked.wav", name: "\(payload).raw")) ?? Data()
         }
         try raw.write(to: URL(fileURLWithPath: h.dir + "/both.raw"))

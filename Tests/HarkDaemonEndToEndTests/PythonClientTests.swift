@@ -21,7 +21,7 @@ import Testing
     func theDocumentedClientShakesAndMeasures() throws {
         let h = try DaemonHarness()
         try hark(["generate", "music", h.dir + "/host.wav", "--duration", "20"])
-        try hark(["embed", h.dir + "/host.wav", h.dir + "/marked.wav", "--payload", "c0ffee42", "--strength", "10"])
+        try hark(["embed", h.dir + "/host.wav", h.dir + "/marked.wav", "--payload", "c0ffee42"])
         let raw = try h.raw(from: h.dir + "/marked.wav", name: "marked.raw")
         let script = h.dir + "/client.py"
         try Self.documentedClient().write(toFile: script, atomically: true, encoding: .utf8)

@@ -21,11 +21,11 @@ import Testing
         return out
     }
 
-    /// Generated music marked with the demo key, loud (+10 dB), to be sure of the mark.
+    /// Generated music marked with the demo key at the default strength, as a campaign is aired.
     private func marked(seconds: Double, rate: Double, seed: UInt64, payload: WatermarkPayload) throws -> [Float] {
         var host = [Float](repeating: 0, count: Int(seconds * rate))
         host.withUnsafeMutableBufferPointer { var g = MusicGenerator(rms: 0.1, sampleRate: rate, seed: seed); g.render(into: $0) }
-        let embedder = try WatermarkEmbedder(format: WatermarkFormat(key: .demo), payload: payload, sampleRate: rate, strength: 10)
+        let embedder = try WatermarkEmbedder(format: WatermarkFormat(key: .demo), payload: payload, sampleRate: rate)
         var mark: [Float] = []
         host.withUnsafeBufferPointer { embedder.process($0, into: &mark) }
         embedder.finish(into: &mark)
@@ -52,7 +52,7 @@ import Testing
     }
 
     @Test func detectionsAreInPipelineTimeAcrossARestart() throws {
-        // A mark (loud, to be sure of it), with the search restarted at 4 s as after a gap:
+        // A mark, with the search restarted at 4 s as after a gap:
         // the detection that follows is placed in the pipeline's time, not the new detector's.
         let rate = 48_000.0
         let x = try marked(seconds: 12, rate: rate, seed: 3, payload: WatermarkPayload(0xABCD))
