@@ -67,6 +67,42 @@ import Testing
         #expect(delivered.isSubset(of: seen))
     }
 
+    @Test func aShakeHeardOnAirReachesTheBrokerAsTheAppWasAnswered() throws {
+        // The TV Shake path end to end: music marked as a campaign is aired (the default
+        // strength), captured through ALSA, heard by a shake session; the answer the app got, and
+        // the detection behind it, are on the broker under the same record ids, with nothing of
+        // the audio in them.
+        let h = try DaemonHarness()
+        let broker = try MosquittoBroker(dir: h.dir)
+        let sub = try broker.subscribe()
+        try hark(["generate", "music", h.dir + "/host.wav", "--duration", "20"])
+        try hark(["embed", h.dir + "/host.wav", h.dir + "/marked.wav", "--payload", "c0ffee42"])
+        let raw = try h.raw(from: h.dir + "/marked.wav", name: "marked.raw")
+        let spoolPath = h.dir + "/spool.sqlite"
+        try h.start(config: ["unit = coach-12", "spool = \(spoolPath)", "mqtt-url = mqtt://127.0.0.1:\(broker.port)",
+                             "mqtt-username = \(MosquittoBroker.user)", "mqtt-password = \(MosquittoBroker.password)"]
+            .joined(separator: "\n"))
+        h.feed(raw, speed: 4)
+        let answer = try #require(try h.connect().ask(["cmd": "shake", "seconds": 10, "id": "app-1"], until: "shake"))
+        #expect(answer["result"] as? String == "detected" && answer["payload"] as? String == "c0ffee42", "\(answer)")
+        let rid = try #require(answer["rid"] as? String)
+        #expect(waitFor(60) { sub.rids(on: "hark/coach-12/shake").contains(rid) }, "\(sub.messages.map(\.topic))")
+        #expect(waitFor(60) { !sub.rids(on: "hark/coach-12/detection").isEmpty })
+        let published = sub.messages.filter { $0.topic == "hark/coach-12/shake" || $0.topic == "hark/coach-12/detection" }
+        for message in published {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(message.payload.utf8)) as? [String: Any])
+            #expect(object["payload"] as? String == "c0ffee42" && object["unit"] as? String == "coach-12", "\(message)")
+            // Records name what was heard, never carry it: a few hundred bytes, no arrays.
+            #expect(message.payload.utf8.count < 1_000 && !object.values.contains { $0 is [Any] }, "\(message)")
+        }
+        // What the app was answered is byte for byte what the spool holds and the broker got.
+        let stored = try Spool(path: spoolPath, readOnly: true).records(.all)
+        let shake = try #require(stored.first { $0.rid == rid })
+        #expect(shake.kind == "shake" && published.contains { $0.payload == shake.body })
+        #expect(try waitFor(30) { try Spool(path: spoolPath, readOnly: true).stats.pending == 0 })
+        h.stop()
+    }
+
     @Test func refusedCredentialsAreLoudAndTheSpoolKeepsGrowing() throws {
         let h = try DaemonHarness()
         let broker = try MosquittoBroker(dir: h.dir)
