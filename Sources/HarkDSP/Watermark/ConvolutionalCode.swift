@@ -36,33 +36,46 @@ enum ConvolutionalCode {
         precondition(soft.count >= 2 * steps)
         // New states 2i + u (u the input) come from old states i and i + 32: for each input,
         // 32 add-compare-selects over contiguous arrays, which the compiler vectorises. The
-        // detector decodes every alignment it scores, 60 times a second.
+        // detector decodes every alignment it scores, 60 times a second. Both generators tap
+        // the newest and the oldest bit, so the four branches into states 2i and 2i + 1 carry
+        // one pair of terms, ±(a, c) (from i: +, −; from i + 32: −, +), computed once. Each
+        // metric adds them in the same order as before, (m + a) + c, so decisions are unchanged.
         var metric = [Float](repeating: -1e30, count: states)
         var half = [Float](repeating: 0, count: states)          // [u·32 + i]: new state 2i + u
+        var branch = [Float](repeating: 0, count: 64)     // a at i, c at 32 + i
         // Predecessor of state 2i + u at step t, at t·64 + u·32 + i.
         var predecessors = [UInt8](repeating: 0, count: steps * states)
         metric[0] = 0
         branchSigns.withUnsafeBufferPointer { sg in
             metric.withUnsafeMutableBufferPointer { m in
                 half.withUnsafeMutableBufferPointer { h in
-                    predecessors.withUnsafeMutableBufferPointer { pred in
-                        for t in 0..<steps {
-                            let s0 = soft[2 * t], s1 = soft[2 * t + 1]
-                            for u in 0..<(t >= count ? 1 : 2) {
-                                let g = 128 * u, out = 32 * u, p = t * states + 32 * u
+                    branch.withUnsafeMutableBufferPointer { b in
+                        predecessors.withUnsafeMutableBufferPointer { pred in
+                            for t in 0..<steps {
+                                let s0 = soft[2 * t], s1 = soft[2 * t + 1]
+                                for i in 0..<32 { b[i] = sg[i] * s0; b[32 + i] = sg[32 + i] * s1 }
+                                let p = t * states
                                 for i in 0..<32 {
-                                    let fromA = m[i] + sg[g + i] * s0 + sg[g + 32 + i] * s1
-                                    let fromB = m[i + 32] + sg[g + 64 + i] * s0 + sg[g + 96 + i] * s1
+                                    let fromA = m[i] + b[i] + b[32 + i], fromB = m[i + 32] - b[i] - b[32 + i]
                                     let takeB = fromB > fromA
-                                    h[out + i] = takeB ? fromB : fromA
+                                    h[i] = takeB ? fromB : fromA
                                     pred[p + i] = UInt8(truncatingIfNeeded: i) | (takeB ? 32 : 0)
                                 }
-                            }
-                            // In the tail only input 0 is allowed: odd states become unreachable.
-                            if t >= count { for i in 0..<32 { h[32 + i] = -1e30 } }
-                            for i in 0..<32 {
-                                m[2 * i] = h[i]
-                                m[2 * i + 1] = h[32 + i]
+                                if t < count {
+                                    for i in 0..<32 {
+                                        let fromA = m[i] - b[i] - b[32 + i], fromB = m[i + 32] + b[i] + b[32 + i]
+                                        let takeB = fromB > fromA
+                                        h[32 + i] = takeB ? fromB : fromA
+                                        pred[p + 32 + i] = UInt8(truncatingIfNeeded: i) | (takeB ? 32 : 0)
+                                    }
+                                } else {
+                                    // In the tail only input 0 is allowed: odd states become unreachable.
+                                    for i in 0..<32 { h[32 + i] = -1e30 }
+                                }
+                                for i in 0..<32 {
+                                    m[2 * i] = h[i]
+                                    m[2 * i + 1] = h[32 + i]
+                                }
                             }
                         }
                     }
@@ -78,19 +91,16 @@ enum ConvolutionalCode {
         return Array(bits.prefix(count))
     }
 
-    /// The butterflies' coded signs, at u·128 + block·32 + i for input u and old state i:
-    /// blocks 0 and 1 are the two coded bits from old state i (register 2i + u), blocks 2 and
-    /// 3 from old state i + 32 (register 64 + 2i + u).
+    /// The coded signs of the branch from old state i with input 0 (register 2i): the first
+    /// coded bit at i, the second at 32 + i. The other three branches into states 2i and 2i + 1
+    /// differ from it in the newest or the oldest register bit, which both generators tap, so
+    /// their signs are these or their negation (checked where the table is built).
     private static let branchSigns: [Float] = {
-        var v = [Float](repeating: 0, count: 256)
-        for u in 0..<2 {
-            for i in 0..<32 {
-                let ra = 2 * i + u, rb = 64 + 2 * i + u
-                v[128 * u + i] = signs[ra].0
-                v[128 * u + 32 + i] = signs[ra].1
-                v[128 * u + 64 + i] = signs[rb].0
-                v[128 * u + 96 + i] = signs[rb].1
-            }
+        precondition(generators.0 & 0x41 == 0x41 && generators.1 & 0x41 == 0x41)
+        var v = [Float](repeating: 0, count: 64)
+        for i in 0..<32 {
+            v[i] = signs[2 * i].0
+            v[32 + i] = signs[2 * i].1
         }
         return v
     }()
