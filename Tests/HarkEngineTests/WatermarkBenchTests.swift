@@ -35,6 +35,36 @@ import Testing
         try WatermarkBench.checkTools(withoutCodecs) { _ in nil }
     }
 
+    /// Other catalogues read the condition's own windows: a row read with the condition's own
+    /// catalogue again matches it trial for trial, and adding rows leaves the condition's as it was.
+    @Test func otherCataloguesReadTheSameWindows() throws {
+        let dir = NSTemporaryDirectory() + "hark-bench-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let json = """
+        {"seed": 3, "strength": -10.5, "hostSeconds": 6, "hosts": [{"name": "noise", "kind": "pink", "count": 1}],
+         "payloadsPerHost": 1, "windows": [3, 4.5], "offsetsPerWindow": 4,
+         "conditions": [{"name": "clean", "catalogue": 1}],
+         "falsePositives": {"minutesPerKind": 0, "kinds": []}}
+        """
+        var d = try JSONDecoder().decode(BenchDefinition.self, from: Data(json.utf8))
+        let alone = try WatermarkBench.run(d, workDirectory: dir) { _ in }
+        d.conditions[0].alsoCatalogues = [1, 4096]
+        let more = try WatermarkBench.run(d, workDirectory: dir) { _ in }
+        func figures(_ r: BenchRow) -> String { "\(r.window) \(r.trials) \(r.detected) \(r.wrong) \(String(describing: r.medianSeconds))" }
+        #expect(alone.rows.map(\.condition) == ["clean", "clean"])
+        #expect(more.rows.map(\.condition) == ["clean", "clean", "clean, catalogue of 1", "clean, catalogue of 1",
+                                               "clean, catalogue of 4096", "clean, catalogue of 4096"])
+        // A name that gives the condition's own catalogue's size says the other size instead.
+        d.conditions[0].name = "clean, catalogue of 1"
+        #expect(d.readings[0].map(\.name) == ["clean, catalogue of 1", "clean, catalogue of 1", "clean, catalogue of 4096"])
+        #expect(more.rows[0..<2].map(figures) == alone.rows.map(figures))
+        #expect(more.rows[2..<4].map(figures) == alone.rows.map(figures))
+        // Weak enough that the windows differ, or "the same" would say nothing.
+        #expect(alone.rows.contains { $0.detected > 0 && $0.detected < $0.trials }, "\(alone.rows.map(figures))")
+        #expect(more.rows[4..<6].allSatisfy { $0.trials == 4 }, "\(more.rows.map(figures))")
+    }
+
     /// A run that marked nothing (no hosts: the watermark-ceiling tool runs one to make the
     /// bench's noise files) says nothing of transparency or keys, rather than "inf to -inf dB".
     @Test func aTableOfNothingMarkedPrintsNoEmptyRanges() {

@@ -36,6 +36,10 @@ public struct BenchDefinition: Codable, Sendable {
         /// Detect with a catalogue of this many payloads (the marked one and others drawn at
         /// random) instead of decoding any payload.
         public var catalogue: Int?
+        /// Also read each of this condition's windows with catalogues of these sizes: a row each
+        /// ("…, catalogue of N"), on the same windows as the condition's own row, so that rows
+        /// differ by the catalogue alone and not by the trials' draw.
+        public var alsoCatalogues: [Int]?
         /// The band the hosts are marked in and detected with (default tv).
         public var profile: WatermarkProfile?
         var watermarkProfile: WatermarkProfile { profile ?? .tv }
@@ -73,6 +77,28 @@ public struct BenchDefinition: Codable, Sendable {
         d.offsetsPerWindow = 4
         d.falsePositives.minutesPerKind = 2.5
         return d
+    }
+
+    /// A table row's source: a condition, read with its own catalogue or one of
+    /// ``Condition/alsoCatalogues``.
+    struct Reading {
+        var condition: Int
+        var name: String
+        var catalogue: Int?
+        var target: Target?
+    }
+
+    /// Every condition's readings, in table order: its own, then its other catalogues', each
+    /// named as the condition with its own catalogue's size replaced, or with the size added.
+    var readings: [[Reading]] {
+        conditions.enumerated().map { ci, c in
+            let own = c.catalogue.map { "catalogue of \($0)" }
+            return [Reading(condition: ci, name: c.name, catalogue: c.catalogue, target: c.target)]
+                + (c.alsoCatalogues ?? []).map { size in
+                    let name = own.flatMap { c.name.contains($0) ? c.name.replacing($0, with: "catalogue of \(size)") : nil }
+                    return Reading(condition: ci, name: name ?? "\(c.name), catalogue of \(size)", catalogue: size)
+                }
+        }
     }
 
     func path(for condition: Condition, trial: Int) -> AcousticPath {

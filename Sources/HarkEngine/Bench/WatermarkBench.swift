@@ -84,14 +84,19 @@ public enum WatermarkBench {
         var rng = SplitMix64(seed: d.seed)
         var report = BenchReport()
         let profiles = WatermarkProfile.allCases.filter { p in d.conditions.contains { $0.watermarkProfile == p } }
-        // Noise files made of real synthetic speech, used for "babble" and "crowd".
-        let babble = try hosts.file(kind: "babble", index: 0, seconds: 60, seed: d.seed &+ 100)
-        let crowd = try hosts.file(kind: "crowd", index: 0, seconds: 60, seed: d.seed &+ 200)
-        // results[condition][window] = (detected, wrong, times); perHost[condition][window][host] = (detected, trials)
+        // Noise files made of real synthetic speech, used for "babble" and "crowd" (made only
+        // when a condition uses them: they need espeak-ng).
+        let noises = Set(d.conditions.flatMap { $0.noise ?? [] })
+        let babble = noises.contains("babble") ? try hosts.file(kind: "babble", index: 0, seconds: 60, seed: d.seed &+ 100) : ""
+        let crowd = noises.contains("crowd") ? try hosts.file(kind: "crowd", index: 0, seconds: 60, seed: d.seed &+ 200) : ""
+        // A table row per reading: a condition with its own catalogue, or another it is also read with.
+        let readings = d.readings
+        let rowCount = readings.reduce(0) { $0 + $1.count }
+        // results[row][window] = (detected, wrong, times); perHost[row][window][host] = (detected, trials)
         var results = [[(Int, Int, [Double])]](repeating: [(Int, Int, [Double])](repeating: (0, 0, []), count: d.windows.count),
-                                               count: d.conditions.count)
+                                               count: rowCount)
         var perHost = [[[(Int, Int)]]](repeating: [[(Int, Int)]](repeating: [(Int, Int)](repeating: (0, 0), count: d.hosts.count),
-                                                                   count: d.windows.count), count: d.conditions.count)
+                                                                   count: d.windows.count), count: rowCount)
         var trial = 0
         for (hi, host) in d.hosts.enumerated() {
             for index in 0..<host.count {
@@ -112,7 +117,9 @@ public enum WatermarkBench {
                         log("\(host.name) \(index + 1), payload \(payload.hex), \(profile.rawValue): watermark \(String(cFormat: "%.1f", e.ratio)) dB")
                         marked[profile] = path
                     }
+                    var firstRow = 0
                     for (ci, condition) in d.conditions.enumerated() {
+                        defer { firstRow += readings[ci].count }
                         let profile = condition.watermarkProfile
                         var path = d.path(for: condition, trial: trial)
                         if path.noise == .babble { path.noise = .file(babble) }
@@ -125,18 +132,21 @@ public enum WatermarkBench {
                             guard y.count > length else { continue }
                             for _ in 0..<d.offsetsPerWindow {
                                 let offset = Int(rng.nextUniform() * Double(y.count - length))
-                                let catalogue = condition.catalogue.map { Self.catalogue(size: $0, containing: payload) }
-                                let found = try detect(y[offset..<(offset + length)], rate: rate, key: key, profile: profile,
-                                                       catalogue: catalogue)
-                                perHost[ci][wi][hi].1 += 1
-                                if let hit = found.first(where: { $0.payload == payload }) {
-                                    results[ci][wi].0 += 1
-                                    results[ci][wi].2.append(hit.time)
-                                    perHost[ci][wi][hi].0 += 1
-                                } else {
-                                    results[ci][wi].2.append(.infinity)
+                                for (k, reading) in readings[ci].enumerated() {
+                                    let row = firstRow + k
+                                    let catalogue = reading.catalogue.map { Self.catalogue(size: $0, containing: payload) }
+                                    let found = try detect(y[offset..<(offset + length)], rate: rate, key: key, profile: profile,
+                                                           catalogue: catalogue)
+                                    perHost[row][wi][hi].1 += 1
+                                    if let hit = found.first(where: { $0.payload == payload }) {
+                                        results[row][wi].0 += 1
+                                        results[row][wi].2.append(hit.time)
+                                        perHost[row][wi][hi].0 += 1
+                                    } else {
+                                        results[row][wi].2.append(.infinity)
+                                    }
+                                    if found.contains(where: { $0.payload != payload }) { results[row][wi].1 += 1 }
                                 }
-                                if found.contains(where: { $0.payload != payload }) { results[ci][wi].1 += 1 }
                             }
                         }
                         if ci == 0 {
@@ -150,15 +160,15 @@ public enum WatermarkBench {
                 }
             }
         }
-        for (ci, condition) in d.conditions.enumerated() {
+        for (row, reading) in readings.joined().enumerated() {
             for (wi, window) in d.windows.enumerated() {
-                let (detected, wrong, times) = results[ci][wi]
+                let (detected, wrong, times) = results[row][wi]
                 let sorted = times.sorted()
                 let median = sorted.isEmpty ? nil : sorted[sorted.count / 2]
-                report.rows.append(BenchRow(condition: condition.name, window: window, trials: times.count, detected: detected,
+                report.rows.append(BenchRow(condition: reading.name, window: window, trials: times.count, detected: detected,
                                             wrong: wrong, medianSeconds: median?.isFinite == true ? median : nil,
-                                            target: condition.target,
-                                            byHost: d.hosts.enumerated().map { (hi, h) in (h.name, perHost[ci][wi][hi].0, perHost[ci][wi][hi].1) }))
+                                            target: reading.target,
+                                            byHost: d.hosts.enumerated().map { (hi, h) in (h.name, perHost[row][wi][hi].0, perHost[row][wi][hi].1) }))
             }
         }
         // False detections: long stretches of unmarked audio, read continuously, by the
