@@ -1,4 +1,5 @@
 import Foundation
+import HarkTesting
 import Testing
 @testable import HarkEngine
 
@@ -38,9 +39,8 @@ import Testing
     /// Other catalogues read the condition's own windows: a row read with the condition's own
     /// catalogue again matches it trial for trial, and adding rows leaves the condition's as it was.
     @Test func otherCataloguesReadTheSameWindows() throws {
-        let dir = NSTemporaryDirectory() + "hark-bench-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let temporary = TemporaryDirectory(prefix: "hark-bench")
+        let dir = temporary.path
         let json = """
         {"seed": 3, "strength": -10.5, "hostSeconds": 6, "hosts": [{"name": "noise", "kind": "pink", "count": 1}],
          "payloadsPerHost": 1, "windows": [3, 4.5], "offsetsPerWindow": 4,

@@ -82,7 +82,6 @@ public struct BenchDefinition: Codable, Sendable {
     /// A table row's source: a condition, read with its own catalogue or one of
     /// ``Condition/alsoCatalogues``.
     struct Reading {
-        var condition: Int
         var name: String
         var catalogue: Int?
         var target: Target?
@@ -91,12 +90,12 @@ public struct BenchDefinition: Codable, Sendable {
     /// Every condition's readings, in table order: its own, then its other catalogues', each
     /// named as the condition with its own catalogue's size replaced, or with the size added.
     var readings: [[Reading]] {
-        conditions.enumerated().map { ci, c in
+        conditions.map { c in
             let own = c.catalogue.map { "catalogue of \($0)" }
-            return [Reading(condition: ci, name: c.name, catalogue: c.catalogue, target: c.target)]
+            return [Reading(name: c.name, catalogue: c.catalogue, target: c.target)]
                 + (c.alsoCatalogues ?? []).map { size in
                     let name = own.flatMap { c.name.contains($0) ? c.name.replacing($0, with: "catalogue of \(size)") : nil }
-                    return Reading(condition: ci, name: name ?? "\(c.name), catalogue of \(size)", catalogue: size)
+                    return Reading(name: name ?? "\(c.name), catalogue of \(size)", catalogue: size)
                 }
         }
     }
