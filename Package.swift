@@ -15,6 +15,8 @@ import PackageDescription
 //   HarkCapture          owns ALSA PCM handles; the capture thread and its ring buffer
 //   HarkSpool            owns the SQLite connection: the durable queue of records to deliver
 //   HarkMQTT             owns the libmosquitto client handle: the uplink's transport
+//   HarkCatalogue        the campaign catalogue: a SQLite file of payloads, dates and sound
+//                        readings (through HarkSpool's SQLite connection)
 //   HarkPlot             owns cairo surfaces: levels, spectra and spectrograms as PNG or SVG
 //   HarkEngine           wires a source through the analysers into events and sinks
 //   HarkDaemon           harkd's service: sessions, the JSON-lines socket protocol (SwiftNIO),
@@ -73,6 +75,7 @@ let package = Package(
         .target(name: "HarkSoundFile", dependencies: ["CSndFile", "HarkSystem"]),
         .target(name: "HarkSpool", dependencies: ["CSQLite", "HarkSystem"]),
         .target(name: "HarkMQTT", dependencies: ["CMosquitto"]),
+        .target(name: "HarkCatalogue", dependencies: ["HarkSpool", "HarkDSP", "HarkSystem"]),
         .target(name: "HarkPlot", dependencies: ["CCairo"]),
         // Optimised in debug builds too: unoptimised, the watermark detector's vector code runs
         // at about 2.5x real time (190x optimised), too slow for harkd to keep up with the
@@ -83,7 +86,7 @@ let package = Package(
         .target(
             name: "HarkDaemon",
             dependencies: [
-                "HarkEngine", "HarkDSP", "HarkCapture", "HarkSpool", "HarkMQTT", "HarkSystem",
+                "HarkEngine", "HarkDSP", "HarkCapture", "HarkSpool", "HarkMQTT", "HarkSystem", "HarkCatalogue",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -94,7 +97,7 @@ let package = Package(
         .executableTarget(
             name: "hark",
             dependencies: [
-                "HarkEngine", "HarkDSP", "HarkSoundFile", "HarkClient", "HarkSpool", "HarkPlot",
+                "HarkEngine", "HarkDSP", "HarkSoundFile", "HarkClient", "HarkSpool", "HarkPlot", "HarkCatalogue",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .executableTarget(
@@ -110,6 +113,7 @@ let package = Package(
         .testTarget(name: "HarkDSPTests", dependencies: ["HarkDSP", "HarkFFT"]),
         .testTarget(name: "HarkSoundFileTests", dependencies: ["HarkTesting", "HarkSoundFile"]),
         .testTarget(name: "HarkSpoolTests", dependencies: ["HarkTesting", "HarkSpool"]),
+        .testTarget(name: "HarkCatalogueTests", dependencies: ["HarkTesting", "HarkCatalogue", "HarkDSP"]),
         .testTarget(name: "HarkPlotTests", dependencies: ["HarkTesting", "HarkPlot"]),
         .testTarget(name: "HarkEngineTests", dependencies: ["HarkTesting", "HarkEngine"]),
         .testTarget(name: "HarkCLITests", dependencies: ["hark", "HarkDSP", "HarkPlot", "HarkTesting"]),
@@ -122,7 +126,7 @@ let package = Package(
         .testTarget(
             name: "HarkDaemonTests",
             dependencies: [
-                "HarkDaemon", "HarkClient", "HarkCapture", "HarkCaptureTesting", "HarkSpool", "HarkSystem", "HarkTesting",
+                "HarkDaemon", "HarkClient", "HarkCapture", "HarkCaptureTesting", "HarkSpool", "HarkSystem", "HarkTesting", "HarkCatalogue",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),

@@ -18,16 +18,16 @@ public struct SQLiteError: Error, CustomStringConvertible, Equatable {
 
 /// One SQLite connection: owns the `sqlite3` handle and its prepared statements, and turns
 /// result codes into ``SQLiteError``. Not thread-safe: one owner uses it (``Spool`` keeps it
-/// behind a lock).
-final class SQLiteDatabase {
-    let path: String
+/// behind a lock). Package-wide: the campaign catalogue (HarkCatalogue) is a SQLite file too.
+package final class SQLiteDatabase {
+    package let path: String
     private var handle: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
 
     /// SQLite may free or reuse the buffer once the call returns: it must copy the text.
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
-    init(path: String, readOnly: Bool = false) throws(SQLiteError) {
+    package init(path: String, readOnly: Bool = false) throws(SQLiteError) {
         self.path = path
         let flags = readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
         var db: OpaquePointer?
@@ -46,7 +46,7 @@ final class SQLiteDatabase {
 
     deinit { close() }
 
-    func close() {
+    package func close() {
         for s in statements.values { sqlite3_finalize(s) }
         statements = [:]
         if let h = handle { sqlite3_close_v2(h) }
@@ -58,7 +58,7 @@ final class SQLiteDatabase {
     }
 
     /// Runs statements that return nothing (schema, pragmas, transactions).
-    func execute(_ sql: String) throws(SQLiteError) {
+    package func execute(_ sql: String) throws(SQLiteError) {
         var message: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &message)
         guard rc == SQLITE_OK else {
@@ -68,16 +68,18 @@ final class SQLiteDatabase {
         }
     }
 
-    enum Value: Equatable {
+    package enum Value: Equatable {
         case integer(Int64)
         case text(String)
+        case blob([UInt8])
+        case real(Double)
         case null
     }
 
     /// Runs one statement with `arguments` bound to its `?`s and returns its rows. Statements
     /// are prepared once and kept (plan once, run many times).
     @discardableResult
-    func query(_ sql: String, _ arguments: [Value] = []) throws(SQLiteError) -> [[Value]] {
+    package func query(_ sql: String, _ arguments: [Value] = []) throws(SQLiteError) -> [[Value]] {
         let statement: OpaquePointer
         if let s = statements[sql] {
             statement = s
@@ -99,6 +101,9 @@ final class SQLiteDatabase {
             case .integer(let v): rc = sqlite3_bind_int64(statement, index, v)
             case .text(let v): rc = sqlite3_bind_text(statement, index, v, -1, Self.transient)
             case .null: rc = sqlite3_bind_null(statement, index)
+            case .real(let v): rc = sqlite3_bind_double(statement, index, v)
+            case .blob(let v):
+                rc = v.withUnsafeBytes { sqlite3_bind_blob(statement, index, $0.baseAddress, Int32($0.count), Self.transient) }
             }
             guard rc == SQLITE_OK else { throw error(rc) }
         }
@@ -112,6 +117,11 @@ final class SQLiteDatabase {
                 switch sqlite3_column_type(statement, c) {
                 case SQLITE_INTEGER: row.append(.integer(sqlite3_column_int64(statement, c)))
                 case SQLITE_NULL: row.append(.null)
+                case SQLITE_FLOAT: row.append(.real(sqlite3_column_double(statement, c)))
+                case SQLITE_BLOB:
+                    let n = Int(sqlite3_column_bytes(statement, c))
+                    let p = sqlite3_column_blob(statement, c)
+                    row.append(.blob(p.map { Array(UnsafeRawBufferPointer(start: $0, count: n)) } ?? []))
                 default: row.append(.text(String(cString: sqlite3_column_text(statement, c))))
                 }
             }
@@ -121,11 +131,11 @@ final class SQLiteDatabase {
     }
 
     /// The first column of the first row as an integer (for counts and pragmas).
-    func integer(_ sql: String, _ arguments: [Value] = []) throws(SQLiteError) -> Int64? {
+    package func integer(_ sql: String, _ arguments: [Value] = []) throws(SQLiteError) -> Int64? {
         guard case .integer(let v)? = try query(sql, arguments).first?.first else { return nil }
         return v
     }
 
     /// Rows changed by the last statement.
-    var changes: Int { Int(sqlite3_changes(handle)) }
+    package var changes: Int { Int(sqlite3_changes(handle)) }
 }

@@ -11,7 +11,7 @@ struct HarkCommand: ParsableCommand {
         abstract: "Measure sound levels, generate test signals and calibrate a microphone.",
         version: Hark.version,
         subcommands: [Analyze.self, Plot.self, Generate.self, Calibrate.self, Embed.self, Detect.self, Simulate.self, Bench.self,
-                      Feed.self, Status.self, Watch.self, Shake.self, Noise.self, SpoolCommand.self])
+                      Feed.self, Status.self, Watch.self, Shake.self, Noise.self, SpoolCommand.self, CatalogueCommand.self])
 
     /// Like ArgumentParser's `main()`, but every error is one line on stderr (the usage text
     /// is one `--help` away), and output to a closed pipe ends the program quietly.

@@ -313,6 +313,53 @@ final class UncheckedBox<T>: @unchecked Sendable {
         h.stop()
     }
 
+    @Test func aShakeInALivingRoomIsAnsweredByTheCampaignsOwnSound() throws {
+        // The campaign's creative (music, marked as aired, in a catalogue with another) through a
+        // small speaker, a living room (RT60 0.5 s) and six people talking 10 dB under it, into a
+        // phone-like microphone, captured through ALSA. The sound names it well within the shake.
+        let h = try DaemonHarness()
+        let catalogue = h.dir + "/campaigns.hark"
+        try hark(["generate", "music", h.dir + "/host.wav", "--duration", "24", "--seed", "3"])
+        try hark(["embed", h.dir + "/host.wav", h.dir + "/aired.wav", "--payload", "c0ffee42", "--catalogue", catalogue])
+        try hark(["generate", "pink", h.dir + "/other.wav", "--duration", "10", "--seed", "4"])
+        try hark(["catalogue", "add", catalogue, h.dir + "/other.wav", "--payload", "1234"])
+        try hark(["simulate", h.dir + "/aired.wav", h.dir + "/room.wav", "--speaker", "150:12000", "--rt60", "0.5",
+                  "--noise", "babble", "--snr", "10", "--mic", "100:8000", "--seed", "2"])
+        let raw = try h.raw(from: h.dir + "/room.wav", name: "room.raw")
+        try h.start(config: "catalogue = \(catalogue)\n")
+        let c = try h.connect()
+        let status = try #require(try c.ask(["cmd": "status"], until: "status"))
+        #expect(status["catalogue"] as? String == catalogue && status["campaigns"] as? Int == 2 && status["campaignsOnAir"] as? Int == 2, "\(status)")
+        h.feed(raw, speed: 4)
+        let answer = try #require(try c.ask(["cmd": "shake", "seconds": 12, "id": "room"], until: "shake", timeout: 30))
+        #expect(answer["result"] as? String == "detected" && answer["payload"] as? String == "c0ffee42", "\(answer)")
+        #expect(["sound", "mark+sound"].contains(answer["evidence"] as? String ?? ""), "\(answer)")
+        #expect((answer["sound_votes"] as? Int ?? 0) >= 15, "\(answer)")
+        #expect(h.terminate() == 0)
+    }
+
+    @Test func aCatalogueThatCannotBeReadIsShownAndTheOldOneKept() throws {
+        let h = try DaemonHarness()
+        let catalogue = h.dir + "/campaigns.hark"
+        try hark(["generate", "pink", h.dir + "/a.wav", "--duration", "5"])
+        try hark(["catalogue", "add", catalogue, h.dir + "/a.wav", "--payload", "c0ffee42"])
+        try h.start(config: "catalogue = \(catalogue)\n")
+        let c = try h.connect()
+        #expect(try c.ask(["cmd": "status"], until: "status")?["campaigns"] as? Int == 1)
+        try "c0ffee42\n".write(toFile: catalogue, atomically: true, encoding: .utf8)
+        h.send(signal: SIGHUP)
+        let deadline = Date(timeIntervalSinceNow: 5)
+        var status: [String: Any]?
+        while status?["catalogueError"] == nil && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.1)
+            status = try c.ask(["cmd": "status"], until: "status")
+        }
+        #expect((status?["catalogueError"] as? String ?? "").contains("\(catalogue): not a Hark campaign catalogue"), "\(status ?? [:])")
+        #expect(status?["campaigns"] as? Int == 1 && status?["campaignsOnAir"] as? Int == 1)
+        #expect(h.logText.contains("still listening for the 1 campaign(s) read before"), "\(h.logText)")
+        h.stop()
+    }
+
     @Test func sighupReloadsTheConfiguration() throws {
         let h = try DaemonHarness()
         try h.start(config: "mode = on-demand\n")

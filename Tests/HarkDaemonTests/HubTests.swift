@@ -65,6 +65,32 @@ import Testing
         #expect(hub.sessionCount == 0)
     }
 
+    @Test func aShakeThatNeedsTheMarkWaitsForIt() {
+        // harkd's shake-evidence = mark, or a shake that asks: the creative's sound alone does not
+        // answer; the mark does, and the answer carries both readings.
+        let hub = Hub(logger: Logger(label: "test"))
+        hub.configure(continuous: false, calibration: 0, device: "d", shakeEvidence: .mark)
+        let a = Client(hub: hub), b = Client(hub: hub)
+        hub.tick(streamTime: 10)
+        hub.handle(.shake(seconds: 6, id: "mark"), from: a.connection.id)
+        hub.handle(.shake(seconds: 6, id: "any", evidence: .any), from: b.connection.id)
+        var sound = detection(0xC0FFEE42, time: 1)
+        sound.evidence = .sound
+        sound.soundVotes = 40
+        sound.creativeOffset = 11
+        hub.detection(sound, time: 11, start: 0)
+        #expect(a.objects().isEmpty)
+        let any = b.objects()
+        #expect(any.count == 1 && any[0]["evidence"] as? String == "sound" && any[0]["score"] is NSNull, "\(any)")
+        #expect(any[0]["sound_votes"] as? Int == 40 && any[0]["offset"] as? Double == 11)
+        var both = sound
+        both.evidence = .markAndSound
+        hub.detection(both, time: 12.4, start: 0)
+        let mark = a.objects()
+        #expect(mark.count == 1 && mark[0]["evidence"] as? String == "mark+sound" && mark[0]["score"] as? Double == 14, "\(mark)")
+        #expect(hub.sessionCount == 0)
+    }
+
     @Test func shakeWithNothingHeardEndsOnAudioTime() {
         let hub = Hub(logger: Logger(label: "test"))
         let a = Client(hub: hub)

@@ -111,4 +111,41 @@ import Testing
         #expect(throws: RateOutOfRange(rate: 4_000)) { try AnalysisPipeline(s) }
         #expect(RateOutOfRange(rate: 4_000).description == "audio at 4000 Hz: the meter and the watermark search need 8 to 192 kHz")
     }
+
+    @Test func theCreativesSoundAndItsMarkAreFusedIntoOneCampaign() throws {
+        // A campaign's creative as aired, in a catalogue with another: its sound names it within
+        // a second, its mark within a copy (2.4 s), and the mark's detection carries both.
+        let rate = 48_000.0
+        let payload = WatermarkPayload(0xC0FFEE42), other = WatermarkPayload(0x1234)
+        let x = try marked(seconds: 8, rate: rate, seed: 7, payload: payload)
+        var decoy = [Float](repeating: 0, count: Int(8 * rate))
+        decoy.withUnsafeMutableBufferPointer { var g = MusicGenerator(rms: 0.1, sampleRate: rate, seed: 8, style: .drawn(seed: 8)); g.render(into: $0) }
+        let prints = try [x, decoy].map { s in try s.withUnsafeBufferPointer { try SoundPrint.read($0, sampleRate: rate) } }
+        var s = AnalysisPipeline.Settings(sampleRate: rate)
+        s.meter = false
+        s.watermark = AnalysisPipeline.WatermarkSearch(key: .demo, catalogue: [payload, other])
+        s.sound = AnalysisPipeline.SoundSearch(index: SoundIndex(prints: prints), payloads: [payload, other])
+        let found = try run(AnalysisPipeline(s), x, block: 4096).compactMap { if case .detection(let d) = $0 { return d } else { return nil } }
+        #expect(found.allSatisfy { $0.payload == payload }, "\(found)")
+        let sound = try #require(found.first)
+        #expect(sound.evidence == .sound && sound.time < 2 && sound.score == 0 && sound.soundVotes ?? 0 >= SoundMatcher.defaultThreshold)
+        #expect(abs((sound.creativeOffset ?? -1) - sound.time) < 0.05)
+        let both = try #require(found.first { $0.evidence == .markAndSound })
+        #expect(both.score >= 7 && both.soundVotes != nil && abs((both.creativeOffset ?? -1) - both.time) < 0.1, "\(both)")
+        let line = AnalysisEvent.detection(DetectionEvent(source: "x", detection: sound)).jsonLine
+        #expect(line.contains(#""evidence":"sound","confidence":null,"score":null,"copies":0,"sound_votes":"#), "\(line)")
+        #expect(AnalysisEvent.detection(DetectionEvent(source: "x", detection: both)).jsonLine.contains(#""evidence":"mark+sound""#))
+    }
+
+    @Test func withoutACatalogueTheMarkAloneIsTheEvidence() throws {
+        let rate = 48_000.0
+        let x = try marked(seconds: 6, rate: rate, seed: 9, payload: WatermarkPayload(0xABC))
+        var s = AnalysisPipeline.Settings(sampleRate: rate)
+        s.meter = false
+        s.watermark = AnalysisPipeline.WatermarkSearch(key: .demo)
+        let found = try run(AnalysisPipeline(s), x, block: 4096).compactMap { if case .detection(let d) = $0 { return d } else { return nil } }
+        #expect(!found.isEmpty && found.allSatisfy { $0.evidence == .mark && $0.soundVotes == nil && $0.creativeOffset == nil })
+        let line = AnalysisEvent.detection(DetectionEvent(source: "x", detection: found[0])).jsonLine
+        #expect(line.contains(#""evidence":"mark","confidence":"#) && !line.contains("sound_votes"), "\(line)")
+    }
 }

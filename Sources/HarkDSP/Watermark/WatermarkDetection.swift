@@ -1,9 +1,27 @@
 import FoundationEssentials
 import Glibc
 
-/// A verified watermark: its payload passed the CRC and its score cleared the threshold.
+/// A campaign heard: a verified watermark (its payload passed the CRC and its score cleared the
+/// threshold), the campaign's own sound named from a catalogue, or both.
 public struct WatermarkDetection: Sendable, Equatable {
+    /// What was heard (docs/watermark.md, Evidence, says what each proves).
+    public enum Evidence: String, Sendable, Equatable {
+        /// The watermark alone.
+        case mark
+        /// The creative's own sound alone: the campaign's payload comes from the catalogue.
+        case sound
+        /// Both, for the same campaign within ``AnalysisPipeline/fusionWindow``.
+        case markAndSound = "mark+sound"
+    }
+
     public var payload: WatermarkPayload
+    public var evidence = Evidence.mark
+    /// Landmarks of the input that fell on the creative at one alignment (the sound reading's
+    /// score; nil when the sound was not heard).
+    public var soundVotes: Int?
+    /// Where the creative was, in its own seconds, at ``time`` (nil when the sound was not
+    /// heard, or did not tell which of the creative's repeats it was).
+    public var creativeOffset: Double?
     /// Seconds of input after which the detection was confirmed.
     public var time: Double
     /// Estimated start of the payload copy that completed it, in seconds of input.
@@ -30,4 +48,18 @@ public struct WatermarkDetection: Sendable, Equatable {
         (self.confidence, self.copies, self.clockScale) = (confidence, copies, clockScale)
         self.windowStart = windowStart ?? start
     }
+}
+
+extension WatermarkDetection {
+    /// The creative named by its sound: no mark score (0) and no mark confidence (0).
+    public init(sound match: SoundMatch, payload: WatermarkPayload) {
+        self.init(payload: payload, time: match.time, start: match.time - (match.offset ?? 0), score: 0, confidence: 0,
+                  copies: 0, clockScale: 1, windowStart: match.windowStart)
+        evidence = .sound
+        soundVotes = match.votes
+        creativeOffset = match.offset
+    }
+
+    /// Whether the mark was heard (its score and confidence mean something).
+    public var markHeard: Bool { evidence != .sound }
 }

@@ -40,6 +40,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var watermarkProfile = WatermarkProfile.tv
     /// The payloads on air: detections are limited to these, at a lower threshold (empty: any).
     public var catalogue: [WatermarkPayload] = []
+    /// The campaign catalogue file (`catalogue = PATH`): its campaigns on air today are
+    /// listened for by mark and by sound, and they replace ``catalogue``.
+    public var catalogueFile: String?
+    /// What answers a shake that does not say: any evidence, or the mark.
+    public var shakeEvidence = Command.ShakeEvidence.any
     public var calibration = 0.0
     /// Unsent bytes a client may accumulate before it is dropped.
     public var clientQueueBytes = 256 * 1024
@@ -166,7 +171,18 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case "profile":
             guard let p = WatermarkProfile(rawValue: value) else { throw Message(text: "profile must be tv or stadium, not '\(value)'") }
             watermarkProfile = p
-        case "catalogue": catalogue = try Self.catalogue(value, source: "catalogue")
+        case "catalogue":
+            // A path (it has a / or a .) names a campaign catalogue; anything else is payloads.
+            if value.contains("/") || value.contains(".") {
+                catalogueFile = value
+                catalogue = []
+            } else {
+                catalogue = try Self.catalogue(value, source: "catalogue")
+                catalogueFile = nil
+            }
+        case "shake-evidence":
+            guard let e = Command.ShakeEvidence(rawValue: value) else { throw Message(text: "shake-evidence must be any or mark, not '\(value)'") }
+            shakeEvidence = e
         case "catalogue-file":
             guard let data = FileManager.default.contents(atPath: value) else {
                 throw Message(text: "catalogue-file \(value): missing or unreadable")

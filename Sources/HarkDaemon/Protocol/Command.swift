@@ -4,7 +4,8 @@ import Glibc
 /// What a client can ask (docs/protocol.md). One JSON object per line, with a `"cmd"`.
 public enum Command: Equatable, Sendable {
     case watch(Set<WatchClass>, id: String? = nil)
-    case shake(seconds: Double, id: String?)
+    /// `evidence`: what a shake needs to hear (nil: the daemon's `shake-evidence` setting).
+    case shake(seconds: Double, id: String?, evidence: ShakeEvidence? = nil)
     case noise(seconds: Double, id: String?)
     case status(id: String? = nil)
     case version(id: String? = nil)
@@ -16,6 +17,14 @@ public enum Command: Equatable, Sendable {
         public static func < (a: WatchClass, b: WatchClass) -> Bool { a.rawValue < b.rawValue }
         /// Whether watching this class needs the microphone open.
         var needsAudio: Bool { self != .status }
+    }
+
+    /// What answers a shake (docs/protocol.md, shake): any evidence of the campaign, or its mark.
+    public enum ShakeEvidence: String, Sendable, Equatable {
+        /// The mark, the creative's sound, or both.
+        case any
+        /// The mark (alone or with the sound): a creative's sound alone does not answer.
+        case mark
     }
 
     public static let shakeSeconds = 1.0...60.0
@@ -103,7 +112,14 @@ public enum Command: Equatable, Sendable {
             }
             return .success(.watch(classes, id: id))
         case "shake":
-            return seconds(shakeSeconds, default: 6).map { .shake(seconds: $0, id: id) }
+            var evidence: ShakeEvidence?
+            if let raw = object["evidence"] {
+                guard case .string(let name) = raw, let e = ShakeEvidence(rawValue: name) else {
+                    return fail(.badArgument, "evidence must be \"any\" or \"mark\", not \(raw.describing)")
+                }
+                evidence = e
+            }
+            return seconds(shakeSeconds, default: 6).map { .shake(seconds: $0, id: id, evidence: evidence) }
         case "noise":
             return seconds(noiseSeconds, default: 10).map { .noise(seconds: $0, id: id) }
         case "status":

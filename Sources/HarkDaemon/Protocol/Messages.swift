@@ -55,6 +55,18 @@ public enum Messages {
         public var sessions: Int
         public var detail: String?
         public var spool = SpoolStatus(state: "off")
+        /// The campaign catalogue (nil: none configured).
+        public var catalogue: CatalogueStatus?
+    }
+
+    /// The campaign catalogue's part of a status message.
+    public struct CatalogueStatus: Sendable, Equatable {
+        public var path: String
+        /// Campaigns read from it, and of those on air today (listened for).
+        public var campaigns: Int
+        public var onAir: Int
+        /// Why the last read failed (the campaigns read before are still listened for).
+        public var error: String?
     }
 
     /// The spool's part of a status message.
@@ -107,20 +119,25 @@ public enum Messages {
         j.add("uplink", s.spool.uplink)
         if let d = s.spool.uplinkDetail { j.add("uplinkDetail", d) }
         if let d = s.spool.lastDelivery { j.add("lastDelivery", UTCTime.iso8601(d)) }
+        if let c = s.catalogue {
+            j.add("catalogue", c.path)
+            j.add("campaigns", c.campaigns)
+            j.add("campaignsOnAir", c.onAir)
+            if let e = c.error { j.add("catalogueError", e) }
+        }
         return j.line
     }
 
-    public static func shakeDetected(id: String?, payload: WatermarkPayload, after: Double, confidence: Double, score: Double,
-                                     stamp: RecordStamp? = nil) -> String {
+    /// A shake answered by `d`: its payload, and its evidence and scores as in `detection`.
+    public static func shakeDetected(id: String?, detection d: WatermarkDetection, after: Double, stamp: RecordStamp? = nil) -> String {
         var j = JSONLine()
         j.add("class", "shake")
         if let id { j.add("id", id) }
         j.add(stamp: stamp)
         j.add("result", "detected")
-        j.add("payload", payload.hex)
+        j.add("payload", d.payload.hex)
         j.add("after", after, decimals: 3)
-        j.add("confidence", confidence, decimals: 6)
-        j.add("score", score, decimals: 2)
+        j.addDetectionFields(d)
         return j.line
     }
 
@@ -181,9 +198,7 @@ public enum Messages {
         j.add("payload", d.payload.hex)
         j.add("t", t, decimals: 3)
         j.add("start", start, decimals: 3)
-        j.add("confidence", d.confidence, decimals: 6)
-        j.add("score", d.score, decimals: 2)
-        j.add("copies", d.copies)
+        j.addDetectionFields(d)
         return j.line
     }
 }

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import HarkSpool
+import HarkCatalogue
 import HarkCapture
 import HarkEngine
 import Logging
@@ -32,6 +33,8 @@ public final class Daemon: Service, Sendable {
     private let fatal = Locked<String?>(nil)
     private let group: MultiThreadedEventLoopGroup
     private let server: SocketServer
+    /// The campaign catalogue as last read; replaced by SIGHUP's reload and at midnight UTC.
+    private let campaigns: Locked<CampaignsOnAir>
 
     /// - Parameters:
     ///   - configuration: the configuration file's settings with the command line applied.
@@ -46,6 +49,11 @@ public final class Daemon: Service, Sendable {
     init(configuration: DaemonConfiguration, configurationFile: String?, overrides: [(String, String)],
          logger: Logger, environment: [String: String], opener: CaptureSource.Opener?) {
         current = Locked(configuration)
+        var onAir = CampaignsOnAir()
+        if let line = onAir.load(configuration.catalogueFile) {
+            if onAir.error == nil { logger.info("\(line)") } else { logger.error("\(line)") }
+        }
+        campaigns = Locked(onAir)
         self.configurationFile = configurationFile
         self.overrides = overrides
         self.logger = logger
@@ -54,13 +62,16 @@ public final class Daemon: Service, Sendable {
         hub = Hub(logger: logger)
         controller = CaptureController(settings: configuration.captureSettings, ringSeconds: configuration.ringSeconds,
                                        opener: opener, logger: logger)
-        analysis = AnalysisLoop(controller: controller, hub: hub, settings: Self.analysisSettings(configuration), logger: logger)
+        analysis = AnalysisLoop(controller: controller, hub: hub, settings: Self.analysisSettings(configuration, onAir), logger: logger)
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         server = SocketServer(group: group, hub: hub, logger: logger)
     }
 
-    static func analysisSettings(_ c: DaemonConfiguration) -> AnalysisLoop.Settings {
-        AnalysisLoop.Settings(key: c.watermarkKey, profile: c.watermarkProfile, catalogue: c.catalogue, calibration: c.calibration, levelInterval: c.levelInterval,
+    /// With a catalogue file, the mark is looked for among its campaigns on air (none on air:
+    /// among none but the listed payloads, if any, else any payload).
+    static func analysisSettings(_ c: DaemonConfiguration, _ onAir: CampaignsOnAir) -> AnalysisLoop.Settings {
+        AnalysisLoop.Settings(key: c.watermarkKey, profile: c.watermarkProfile, catalogue: onAir.search?.payloads ?? c.catalogue,
+                              sound: onAir.search, calibration: c.calibration, levelInterval: c.levelInterval,
                               reportInterval: c.reportInterval, device: c.capture.device)
     }
 
@@ -86,7 +97,8 @@ public final class Daemon: Service, Sendable {
         var probe = AnalysisPipeline.Settings(sampleRate: Double(c.capture.rate))
         probe.watermark = AnalysisPipeline.WatermarkSearch(key: c.watermarkKey, profile: c.watermarkProfile)
         _ = try AnalysisPipeline(probe)
-        hub.configure(continuous: c.mode == .continuous, calibration: c.calibration, device: c.capture.device)
+        hub.configure(continuous: c.mode == .continuous, calibration: c.calibration, device: c.capture.device,
+                      shakeEvidence: c.shakeEvidence)
         hub.recorder = makeRecorder(c)
         try analysis.start()
         do {
@@ -105,6 +117,18 @@ public final class Daemon: Service, Sendable {
             tasks.addTask { [self] in
                 for await _ in await UnixSignalsSequence(trapping: .sighup) {
                     reload()
+                }
+            }
+            // Campaigns start and end at midnight UTC: what is listened for follows the date.
+            tasks.addTask { [self] in
+                while !Task.isCancelled {
+                    try await Task.sleep(for: .seconds(30))
+                    let today = Campaign.today()
+                    let (changed, onAir) = campaigns.withLock { c in (c.choose(today: today), c) }
+                    if changed {
+                        logger.info("\(today): \(onAir.search?.payloads.count ?? 0) campaign(s) on air")
+                        analysis.update(Self.analysisSettings(configuration, onAir))
+                    }
                 }
             }
             if let interval = notifier.watchdogInterval {
@@ -170,8 +194,15 @@ public final class Daemon: Service, Sendable {
             hub.recorder.uplink?.stop()
             hub.recorder = makeRecorder(fresh)
         }
-        hub.configure(continuous: fresh.mode == .continuous, calibration: fresh.calibration, device: fresh.capture.device)
-        analysis.update(Self.analysisSettings(fresh))
+        hub.configure(continuous: fresh.mode == .continuous, calibration: fresh.calibration, device: fresh.capture.device,
+                      shakeEvidence: fresh.shakeEvidence)
+        let onAir = campaigns.withLock { c in
+            if let line = c.load(fresh.catalogueFile) {
+                if c.error == nil { logger.info("SIGHUP: \(line)") } else { logger.error("SIGHUP: \(line)") }
+            }
+            return c
+        }
+        analysis.update(Self.analysisSettings(fresh, onAir))
         controller.reconfigure(settings: fresh.captureSettings, ringSeconds: fresh.ringSeconds)
         logger.info("configuration reloaded from \(path)")
     }
@@ -182,6 +213,11 @@ public final class Daemon: Service, Sendable {
                                      uptime: Date().timeIntervalSince(started), overruns: s.overruns, dropped: s.dropped,
                                      clients: hub.clientCount, sessions: hub.sessionCount, detail: s.detail)
         status.spool = hub.recorder.status
+        let onAir = campaigns.withLock { $0 }
+        if let path = onAir.path ?? configuration.catalogueFile {
+            status.catalogue = Messages.CatalogueStatus(path: path, campaigns: onAir.campaigns.count,
+                                                        onAir: onAir.search?.payloads.count ?? 0, error: onAir.error)
+        }
         return status
     }
 

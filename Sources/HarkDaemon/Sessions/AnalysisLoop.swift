@@ -16,6 +16,8 @@ final class AnalysisLoop: Sendable {
         var key: WatermarkKey
         var profile: WatermarkProfile = .tv
         var catalogue: [WatermarkPayload] = []
+        /// The catalogue's campaigns on air, listened for by their sound too.
+        var sound: AnalysisPipeline.SoundSearch?
         var calibration: Double
         var levelInterval: Double
         var reportInterval: Double
@@ -45,6 +47,7 @@ final class AnalysisLoop: Sendable {
             p.watermark = AnalysisPipeline.WatermarkSearch(key: settings.key, profile: settings.profile,
                                                            catalogue: settings.catalogue.isEmpty ? nil : settings.catalogue,
                                                            repeatInterval: 0)
+            p.sound = settings.sound
             pipeline = try AnalysisPipeline(p)
         }
     }

@@ -50,6 +50,8 @@ public final class Hub: @unchecked Sendable {
         let client: Int
         let start: Double
         let seconds: Double
+        /// Whether only a detection that heard the mark answers it.
+        let needsMark: Bool
         let wallStart = Date()
         let wallDeadline: Date
         var gaps = GapTally()
@@ -90,6 +92,8 @@ public final class Hub: @unchecked Sendable {
         var airingStamps: [WatermarkPayload: RecordStamp] = [:]
         var audioNeeded = false
         var continuous = false
+        /// What answers a shake that does not say (the `shake-evidence` setting).
+        var shakeEvidence = Command.ShakeEvidence.any
         var calibration = 0.0
         var closing = false
         var device = "default"
@@ -143,9 +147,10 @@ public final class Hub: @unchecked Sendable {
     }
 
     /// Applies the parts of a (re)loaded configuration the hub uses.
-    func configure(continuous: Bool, calibration: Double, device: String) {
+    func configure(continuous: Bool, calibration: Double, device: String, shakeEvidence: Command.ShakeEvidence = .any) {
         state.withLock {
             $0.continuous = continuous
+            $0.shakeEvidence = shakeEvidence
             $0.calibration = calibration
             $0.device = device
         }
@@ -212,13 +217,14 @@ public final class Hub: @unchecked Sendable {
             j.add("classes", strings: classes.sorted().map(\.rawValue))
             send(j.line, to: client)
             if classes.contains(.status) { send(Messages.status(statusProvider()), to: client) }
-        case .shake(let seconds, let id):
+        case .shake(let seconds, let id, let evidence):
             let refusal = state.withLock { s -> String? in
                 // A line decoded after its connection closed (a pipelined burst, then close)
                 // must not leave a session nobody will read, holding the microphone open.
                 guard s.clients[client] != nil else { return nil }
                 if let why = Self.refusal(s, client: client) { return why }
                 s.shakes.append(Shake(id: id, client: client, start: s.streamTime, seconds: seconds,
+                                      needsMark: (evidence ?? s.shakeEvidence) == .mark,
                                       wallDeadline: Date(timeIntervalSinceNow: seconds + Self.grace)))
                 return nil
             }
@@ -378,11 +384,10 @@ public final class Hub: @unchecked Sendable {
         var watchers: [ClientConnection] = []
         let airing = state.withLock { s -> (stamp: RecordStamp, news: Bool) in
             s.shakes.removeAll { shake in
-                guard time >= shake.start else { return false }
+                guard time >= shake.start, d.markHeard || !shake.needsMark else { return false }
                 let stamp = recorder.stamp(start: shake.wallStart, end: now)
                 answers.append(Outgoing(client: shake.client, kind: .shake, stamp: stamp,
-                                        line: Messages.shakeDetected(id: shake.id, payload: d.payload, after: time - shake.start,
-                                                                     confidence: d.confidence, score: d.score, stamp: stamp)))
+                                        line: Messages.shakeDetected(id: shake.id, detection: d, after: time - shake.start, stamp: stamp)))
                 return true
             }
             let windowStart = time - (d.time - d.windowStart)

@@ -16,10 +16,13 @@ public struct AnalysisOptions: Sendable {
     public var watermarkCatalogue: [WatermarkPayload]?
     /// The band the marks were embedded in.
     public var watermarkProfile: WatermarkProfile
+    /// Also listen for a catalogue's creatives by their own sound (nil: not).
+    public var sound: AnalysisPipeline.SoundSearch?
 
     public init(interval: Double? = 1, calibration: Double = 0, channel: Int? = nil, bands: Bool = true,
                 watermarkKey: WatermarkKey? = nil, watermarkCatalogue: [WatermarkPayload]? = nil,
-                watermarkProfile: WatermarkProfile = .tv) {
+                sound: AnalysisPipeline.SoundSearch? = nil, watermarkProfile: WatermarkProfile = .tv) {
+        self.sound = sound
         self.watermarkCatalogue = watermarkCatalogue
         self.watermarkProfile = watermarkProfile
         self.interval = interval

@@ -45,6 +45,7 @@ public final class LevelAnalysis {
         settings.watermark = options.watermarkKey.map {
             AnalysisPipeline.WatermarkSearch(key: $0, profile: options.watermarkProfile, catalogue: options.watermarkCatalogue)
         }
+        settings.sound = options.sound
         pipeline = try AnalysisPipeline(settings)
     }
 

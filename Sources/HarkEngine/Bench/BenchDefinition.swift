@@ -40,6 +40,11 @@ public struct BenchDefinition: Codable, Sendable {
         /// ("…, catalogue of N"), on the same windows as the condition's own row, so that rows
         /// differ by the catalogue alone and not by the trials' draw.
         public var alsoCatalogues: [Int]?
+        /// Also read each window by the creative's own sound, with a catalogue of this many
+        /// creatives (the marked host as aired and decoys): a row for the sound alone
+        /// ("…: sound") and one for either witness ("…: mark or sound", the mark read with the
+        /// condition's own catalogue).
+        public var sound: Int?
         /// The band the hosts are marked in and detected with (default tv).
         public var profile: WatermarkProfile?
         var watermarkProfile: WatermarkProfile { profile ?? .tv }
@@ -51,6 +56,9 @@ public struct BenchDefinition: Codable, Sendable {
         public var kinds: [String]
         /// Also scan the unmarked audio with a catalogue of this many random payloads.
         public var catalogue: Int?
+        /// Also listen to the unmarked audio for a sound catalogue of this many creatives (the
+        /// bench's decoys, none of them in that audio).
+        public var sound: Int?
     }
 
     public var seed: UInt64
@@ -82,9 +90,11 @@ public struct BenchDefinition: Codable, Sendable {
     /// A table row's source: a condition, read with its own catalogue or one of
     /// ``Condition/alsoCatalogues``.
     struct Reading {
+        enum Witness { case mark, sound, either }
         var name: String
         var catalogue: Int?
         var target: Target?
+        var witness = Witness.mark
     }
 
     /// Every condition's readings, in table order: its own, then its other catalogues', each
@@ -97,6 +107,10 @@ public struct BenchDefinition: Codable, Sendable {
                     let name = own.flatMap { c.name.contains($0) ? c.name.replacing($0, with: "catalogue of \(size)") : nil }
                     return Reading(name: name ?? "\(c.name), catalogue of \(size)", catalogue: size)
                 }
+                + (c.sound.map { size in
+                    [Reading(name: "\(c.name): sound, \(size) creatives", catalogue: size, target: c.target, witness: .sound),
+                     Reading(name: "\(c.name): mark or sound", catalogue: c.catalogue, target: c.target, witness: .either)]
+                } ?? [])
         }
     }
 

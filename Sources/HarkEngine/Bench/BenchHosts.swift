@@ -33,6 +33,31 @@ public struct BenchHosts {
         "The home team scored in the last minute of extra time, and the crowd in the stadium went absolutely wild.",
     ]
     static let voices = ["en", "en-us", "en+f3", "en+m3", "en-gb-scotland", "en+f2", "en+m7", "en-us+f4"]
+    /// What the sound bench's decoy creatives say: other words than the hosts', so that a decoy
+    /// shares no phrase with a creative (two campaigns do not share a voice-over).
+    static let decoyTexts = [
+        "Switch today and save on your energy bills with our new fixed price plan, available for a limited time only.",
+        "This winter, discover the mountains by train, with family tickets from just nineteen ninety nine.",
+        "Our new phone takes stunning pictures in the dark, and its battery lasts for two whole days.",
+        "Fresh from the farm to your table, our vegetables are picked in the morning and delivered the same afternoon.",
+        "Book your summer holiday now and get a free upgrade to a room with a view of the sea.",
+        "The bank that listens: open an account online in five minutes and get your card next week.",
+        "Feel the difference of real coffee, roasted slowly in small batches by people who care.",
+        "Come and see the new electric hatchback at your local dealer, test drives available all weekend.",
+    ]
+    /// What the talkers of the sound bench's living room say ("talk"): neither the hosts' nor
+    /// the decoys' words, in voices of their own.
+    static let talkTexts = [
+        "Did you remember to call your mother about the weekend, she was asking whether we would come.",
+        "I think the pasta needs another five minutes, can you pass me the salt and the big spoon.",
+        "No, the meeting was moved to Thursday, so I will have to pick up the kids after school.",
+        "Look at the garden, the roses finally came out after all that rain we had last month.",
+        "Where did you put the remote, I want to check the score before the second half starts.",
+        "We should really fix the kitchen window before the cold weather arrives in November.",
+        "Honestly, the film was far too long, but the music at the end was beautiful.",
+        "Can you believe how expensive the tickets were, and we were sitting right behind a pillar.",
+    ]
+    static let talkVoices = ["en+m1", "en+f1", "en+m4", "en-gb-x-rp+m5", "en-us+m2", "en-029+f2"]
 
     let directory: String
 
@@ -42,7 +67,7 @@ public struct BenchHosts {
     }
 
     /// The host kinds ``file(kind:index:seconds:seed:)`` makes.
-    public static let kinds = ["speech", "music", "pink", "sparse-speech", "silence", "flute", "piano", "drums", "advert",
+    public static let kinds = ["speech", "music", "song", "song-advert", "decoy-speech", "decoy-sparse-speech", "talk", "pink", "sparse-speech", "silence", "flute", "piano", "drums", "advert",
                                "babble", "crowd"]
 
     /// The path of a host file, generating it first if needed. The name holds everything the
@@ -59,6 +84,17 @@ public struct BenchHosts {
         case "music":
             x = [Float](repeating: 0, count: n)
             x.withUnsafeMutableBufferPointer { var g = MusicGenerator(rms: 0.1, sampleRate: Self.rate, seed: seed); g.render(into: $0) }
+        case "song", "song-advert":
+            // Other songs than "music"'s: roots, chord shape and tempo drawn from the seed (under
+            // a voice-over for "song-advert", as "advert" is over "music").
+            let voiced = kind == "song-advert"
+            x = voiced ? try speech(samples: n, seed: seed, texts: Self.decoyTexts) : [Float](repeating: 0, count: n)
+            var bed = [Float](repeating: 0, count: n)
+            bed.withUnsafeMutableBufferPointer {
+                var g = MusicGenerator(rms: voiced ? 0.0316 : 0.1, sampleRate: Self.rate, seed: seed &+ 3, style: .drawn(seed: seed))
+                g.render(into: $0)
+            }
+            for i in 0..<n { x[i] += bed[i] }
         case "pink":
             x = [Float](repeating: 0, count: n)
             x.withUnsafeMutableBufferPointer { var g = PinkNoiseGenerator(rms: 0.1, sampleRate: Self.rate, seed: seed); g.render(into: $0) }
@@ -81,13 +117,19 @@ public struct BenchHosts {
             for i in 0..<n { x[i] += bed[i] }
         case "sparse-speech":
             x = try sparseSpeech(samples: n, seed: seed)
+        case "decoy-speech":
+            x = try speech(samples: n, seed: seed, texts: Self.decoyTexts)
+        case "decoy-sparse-speech":
+            x = try sparseSpeech(samples: n, seed: seed, texts: Self.decoyTexts)
         case "silence":
             x = [Float](repeating: 0, count: n)
-        case "babble", "crowd":
-            let talkers = kind == "babble" ? 6 : 30
+        case "babble", "crowd", "talk":
+            let talkers = kind == "crowd" ? 30 : 6
             x = [Float](repeating: 0, count: n)
             for t in 0..<talkers {
-                let voice = try speech(samples: n, seed: seed &* 1000 &+ UInt64(t))
+                let voice = kind == "talk"
+                    ? try speech(samples: n, seed: seed &* 1000 &+ UInt64(t), texts: Self.talkTexts, voices: Self.talkVoices)
+                    : try speech(samples: n, seed: seed &* 1000 &+ UInt64(t))
                 for i in 0..<n { x[i] += voice[i] }
             }
             if kind == "crowd" {
@@ -150,15 +192,15 @@ public struct BenchHosts {
     }
 
     /// Phrases from espeak-ng with short pauses, at RMS 0.1.
-    private func speech(samples n: Int, seed: UInt64) throws -> [Float] {
+    private func speech(samples n: Int, seed: UInt64, texts: [String] = texts, voices: [String] = voices) throws -> [Float] {
         guard let espeak = Simulation.findExecutable("espeak-ng") else { throw Failure.espeakMissing }
         var rng = SplitMix64(seed: seed)
         var out: [Float] = []
         let temp = "\(directory)/.espeak-\(getpid()).wav"
         defer { unlink(temp) }
         while out.count < n {
-            let text = Self.texts[Int(rng.next() % UInt64(Self.texts.count))]
-            let voice = Self.voices[Int(rng.next() % UInt64(Self.voices.count))]
+            let text = texts[Int(rng.next() % UInt64(texts.count))]
+            let voice = voices[Int(rng.next() % UInt64(voices.count))]
             let speed = 140 + Int(rng.next() % 50)
             do {
                 try Simulation.runProcess(espeak, ["-v", voice, "-s", String(speed), "-w", temp, text])
@@ -180,10 +222,10 @@ public struct BenchHosts {
 
     /// A quiet room (pink noise 40 dB down) with a phrase now and then: 1–2.5 s of speech
     /// every 3–7 s.
-    private func sparseSpeech(samples n: Int, seed: UInt64) throws -> [Float] {
+    private func sparseSpeech(samples n: Int, seed: UInt64, texts: [String] = texts) throws -> [Float] {
         var x = [Float](repeating: 0, count: n)
         x.withUnsafeMutableBufferPointer { var g = PinkNoiseGenerator(rms: 0.001, sampleRate: Self.rate, seed: seed); g.render(into: $0) }
-        let voice = try speech(samples: n, seed: seed &+ 7)
+        let voice = try speech(samples: n, seed: seed &+ 7, texts: texts)
         var rng = SplitMix64(seed: seed &+ 11)
         var position = 0
         while position < n {

@@ -39,6 +39,11 @@ public struct UnmarkedCheck: Sendable {
     public var catalogueSize: Int?
     public var catalogueFalseDetections = 0
     public var catalogueHighestScore = 0.0
+    /// The same with a sound catalogue (when the definition asks for one): creatives named,
+    /// and the most votes any creative gathered at one alignment.
+    public var soundSize: Int?
+    public var soundFalseDetections = 0
+    public var soundHighestVotes = 0
 }
 
 public struct BenchReport: Sendable {
@@ -89,6 +94,8 @@ public enum WatermarkBench {
         let noises = Set(d.conditions.flatMap { $0.noise ?? [] })
         let babble = noises.contains("babble") ? try hosts.file(kind: "babble", index: 0, seconds: 60, seed: d.seed &+ 100) : ""
         let crowd = noises.contains("crowd") ? try hosts.file(kind: "crowd", index: 0, seconds: 60, seed: d.seed &+ 200) : ""
+        // Talkers who are none of the hosts' or decoys' voices or words, for the sound readings.
+        let talk = noises.contains("talk") ? try hosts.file(kind: "talk", index: 0, seconds: 60, seed: d.seed &+ 300) : ""
         // A table row per reading: a condition with its own catalogue, or another it is also read with.
         let readings = d.readings
         let rowCount = readings.reduce(0) { $0 + $1.count }
@@ -97,6 +104,9 @@ public enum WatermarkBench {
                                                count: rowCount)
         var perHost = [[[(Int, Int)]]](repeating: [[(Int, Int)]](repeating: [(Int, Int)](repeating: (0, 0), count: d.hosts.count),
                                                                    count: d.windows.count), count: rowCount)
+        // The creatives a sound catalogue holds beside the trial's own: other hosts' readings.
+        let soundSize = (d.conditions.compactMap(\.sound) + [d.falsePositives.sound ?? 0]).max() ?? 0
+        let decoys = try decoyPrints(count: max(0, soundSize - 1), hosts: hosts, seconds: d.hostSeconds, seed: d.seed, log: log)
         var trial = 0
         for (hi, host) in d.hosts.enumerated() {
             for index in 0..<host.count {
@@ -117,6 +127,17 @@ public enum WatermarkBench {
                         log("\(host.name) \(index + 1), payload \(payload.hex), \(profile.rawValue): watermark \(String(cFormat: "%.1f", e.ratio)) dB")
                         marked[profile] = path
                     }
+                    // The creative as it leaves the embedder, as a catalogue would hold it.
+                    var aired: [WatermarkProfile: [Int: SoundIndex]] = [:]
+                    if soundSize > 0 {
+                        for (profile, path) in marked {
+                            let (x, rate) = try readMono(path)
+                            let own = try x.withUnsafeBufferPointer { try SoundPrint.read($0, sampleRate: rate) }
+                            for size in Set(d.conditions.compactMap(\.sound)) {
+                                aired[profile, default: [:]][size] = SoundIndex(prints: [own] + decoys.prefix(max(0, size - 1)))
+                            }
+                        }
+                    }
                     var firstRow = 0
                     for (ci, condition) in d.conditions.enumerated() {
                         defer { firstRow += readings[ci].count }
@@ -124,6 +145,7 @@ public enum WatermarkBench {
                         var path = d.path(for: condition, trial: trial)
                         if path.noise == .babble { path.noise = .file(babble) }
                         if path.noise == .crowd { path.noise = .file(crowd) }
+                        if path.noise == .file("talk") { path.noise = .file(talk) }
                         let received = workDirectory + "/received.wav"
                         _ = try Simulation.run(input: marked[profile]!, output: received, path: path)
                         let (y, rate) = try readMono(received)
@@ -132,11 +154,30 @@ public enum WatermarkBench {
                             guard y.count > length else { continue }
                             for _ in 0..<d.offsetsPerWindow {
                                 let offset = Int(rng.nextUniform() * Double(y.count - length))
+                                let windowSamples = y[offset..<(offset + length)]
+                                var marks: [Int?: [WatermarkDetection]] = [:]
+                                func mark(_ size: Int?) throws -> [WatermarkDetection] {
+                                    if let found = marks[size] { return found }
+                                    let catalogue = size.map { Self.catalogue(size: $0, containing: payload) }
+                                    let found = try detect(windowSamples, rate: rate, key: key, profile: profile, catalogue: catalogue)
+                                    marks[size] = found
+                                    return found
+                                }
+                                var heard: [WatermarkDetection]?
+                                func sound() throws -> [WatermarkDetection] {
+                                    if let heard { return heard }
+                                    let found = try Self.hear(windowSamples, rate: rate, index: aired[profile]![condition.sound!]!, payload: payload)
+                                    heard = found
+                                    return found
+                                }
                                 for (k, reading) in readings[ci].enumerated() {
                                     let row = firstRow + k
-                                    let catalogue = reading.catalogue.map { Self.catalogue(size: $0, containing: payload) }
-                                    let found = try detect(y[offset..<(offset + length)], rate: rate, key: key, profile: profile,
-                                                           catalogue: catalogue)
+                                    let found: [WatermarkDetection]
+                                    switch reading.witness {
+                                    case .mark: found = try mark(reading.catalogue)
+                                    case .sound: found = try sound()
+                                    case .either: found = (try mark(reading.catalogue) + sound()).sorted { $0.time < $1.time }
+                                    }
                                     perHost[row][wi][hi].1 += 1
                                     if let hit = found.first(where: { $0.payload == payload }) {
                                         results[row][wi].0 += 1
@@ -173,7 +214,8 @@ public enum WatermarkBench {
         }
         // False detections: long stretches of unmarked audio, read continuously, by the
         // detectors of every profile the conditions use.
-        report.unmarked = profiles.map { UnmarkedCheck(profile: $0, catalogueSize: d.falsePositives.catalogue) }
+        report.unmarked = profiles.map { UnmarkedCheck(profile: $0, catalogueSize: d.falsePositives.catalogue, soundSize: d.falsePositives.sound) }
+        let unmarkedIndex = d.falsePositives.sound.map { SoundIndex(prints: Array(decoys.prefix($0))) }
         for (k, kind) in d.falsePositives.kinds.enumerated() {
             let path = try hosts.file(kind: kind, index: 99, seconds: d.falsePositives.minutesPerKind * 60, seed: d.seed &+ 500 &+ UInt64(k))
             let (y, rate) = try readMono(path)
@@ -189,12 +231,56 @@ public enum WatermarkBench {
                     report.unmarked[i].catalogueFalseDetections += feed(c, y[...]).count
                     report.unmarked[i].catalogueHighestScore = max(report.unmarked[i].catalogueHighestScore, c.highestDecodedScore)
                 }
+                if let index = unmarkedIndex, i == 0 {
+                    // The sound reading does not depend on the profile: read once.
+                    let (named, votes) = try listenUnmarked(y[...], rate: rate, index: index)
+                    report.unmarked[i].soundFalseDetections += named
+                    report.unmarked[i].soundHighestVotes = max(report.unmarked[i].soundHighestVotes, votes)
+                }
                 report.unmarked[i].hours += Double(y.count) / rate / 3600
                 log("unmarked \(kind), \(Int(d.falsePositives.minutesPerKind)) min, \(report.unmarked[i].profile.rawValue): \(found.count) detections")
             }
         }
         report.seconds = Date().timeIntervalSince(started)
         return report
+    }
+
+    /// Sound readings of `count` creatives that are not the bench's hosts: hosts of every kind
+    /// made with seeds of their own.
+    static func decoyPrints(count: Int, hosts: BenchHosts, seconds: Double, seed: UInt64, log: (String) -> Void) throws -> [SoundPrint] {
+        guard count > 0 else { return [] }
+        let kinds = ["song", "decoy-speech", "song-advert", "decoy-sparse-speech", "pink", "flute", "piano", "drums"]
+        log("sound readings of \(count) decoy creatives")
+        return try (0..<count).map { i in
+            let path = try hosts.file(kind: kinds[i % kinds.count], index: 500 + i, seconds: seconds, seed: seed &+ 9_000 &+ UInt64(i))
+            let (x, rate) = try readMono(path)
+            return try x.withUnsafeBufferPointer { try SoundPrint.read($0, sampleRate: rate) }
+        }
+    }
+
+    /// The creatives a window's sound names, as detections: the trial's own creative carries its
+    /// payload, a decoy a payload that is not it (so a decoy named counts as a wrong payload).
+    static func hear(_ y: ArraySlice<Float>, rate: Double, index: SoundIndex, payload: WatermarkPayload) throws -> [WatermarkDetection] {
+        let matcher = try SoundMatcher(index: index, sampleRate: rate)
+        var found: [WatermarkDetection] = []
+        inBlocks(y) { block in
+            for m in matcher.process(block) {
+                let p = m.reference == 0 ? payload : WatermarkPayload(payload.value ^ UInt32(m.reference))
+                found.append(WatermarkDetection(sound: m, payload: p))
+            }
+        }
+        return found
+    }
+
+    /// Creatives named in unmarked audio, and the most votes any gathered at one alignment.
+    static func listenUnmarked(_ y: ArraySlice<Float>, rate: Double, index: SoundIndex) throws -> (Int, Int) {
+        let matcher = try SoundMatcher(index: index, sampleRate: rate)
+        var named = 0, most = 0
+        inBlocks(y) { block in
+            named += matcher.process(block).count
+            most = max(most, matcher.bestScores().values.max() ?? 0)
+        }
+        return (named, most)
     }
 
     static func readMono(_ path: String) throws -> ([Float], Double) {
@@ -222,13 +308,18 @@ public enum WatermarkBench {
     /// Pushes `y` through `detector` in 4096-sample blocks, as a capture would.
     static func feed(_ detector: WatermarkDetector, _ y: ArraySlice<Float>) -> [WatermarkDetection] {
         var found: [WatermarkDetection] = []
+        inBlocks(y) { found += detector.process($0) }
+        return found
+    }
+
+    /// Hands `y` to `body` in 4096-sample blocks, as a capture would.
+    static func inBlocks(_ y: ArraySlice<Float>, _ body: (UnsafeBufferPointer<Float>) throws -> Void) rethrows {
         var i = y.startIndex
         while i < y.endIndex {
             let n = min(4096, y.endIndex - i)
-            found += y[i..<(i + n)].withUnsafeBufferPointer { detector.process($0) }
+            try y[i..<(i + n)].withUnsafeBufferPointer(body)
             i += n
         }
-        return found
     }
 
     /// The results as a Markdown table, with the false-detection and transparency lines.
@@ -253,6 +344,10 @@ public enum WatermarkBench {
             if let size = u.catalogueSize {
                 s += String(cFormat: "With a catalogue of %d payloads: %d false detections on the same audio; highest catalogue score %.2f (threshold %.2f).\n",
                             size, u.catalogueFalseDetections, u.catalogueHighestScore, WatermarkDetector.threshold(payloads: Double(size)))
+            }
+            if let size = u.soundSize {
+                s += String(cFormat: "Listening for %d creatives by their sound: %d named on the same audio; the most votes at one alignment %d (threshold %d).\n",
+                            size, u.soundFalseDetections, u.soundHighestVotes, SoundMatcher.defaultThreshold)
             }
         }
         // A definitions file with no hosts or no conditions marks nothing (tools use one to make

@@ -21,9 +21,22 @@ public struct DetectionEvent: Sendable, Equatable {
         self.detection = detection
     }
 
+    private static func place(_ d: WatermarkDetection) -> String {
+        d.creativeOffset.map { String(cFormat: "%.2f s into the creative, ", $0) } ?? ""
+    }
+
     /// One line for people.
     public static func summary(_ source: String, _ d: WatermarkDetection) -> String {
-        String(cFormat: "%@: payload %@ at %.2f s (copy from %.2f s), score %.1f", source, d.payload.hex, d.time, d.start, d.score)
+        switch d.evidence {
+        case .mark:
+            return String(cFormat: "%@: payload %@ at %.2f s (copy from %.2f s), score %.1f", source, d.payload.hex, d.time, d.start, d.score)
+        case .sound:
+            return String(cFormat: "%@: payload %@ at %.2f s by its sound (%@%d landmarks); no mark heard",
+                          source, d.payload.hex, d.time, place(d), d.soundVotes ?? 0)
+        case .markAndSound:
+            return String(cFormat: "%@: payload %@ at %.2f s by mark and sound (score %.1f; %@%d landmarks)",
+                          source, d.payload.hex, d.time, d.score, place(d), d.soundVotes ?? 0)
+        }
     }
 }
 

@@ -1,3 +1,4 @@
+import HarkDSP
 import FoundationEssentials
 import Glibc
 import HarkSystem
@@ -26,6 +27,11 @@ public struct JSONLine {
     public mutating func add(_ k: String, _ value: Int) {
         key(k)
         text += String(value)
+    }
+
+    public mutating func add(_ k: String, _ value: Bool) {
+        key(k)
+        text += value ? "true" : "false"
     }
 
     /// A number with `decimals` places, or `null` when absent or not finite.
@@ -97,9 +103,7 @@ extension AnalysisEvent {
             j.add("payload", d.payload.hex)
             j.add("t", d.time, decimals: 3)
             j.add("start", d.start, decimals: 3)
-            j.add("confidence", d.confidence, decimals: 6)
-            j.add("score", d.score, decimals: 2)
-            j.add("copies", d.copies)
+            j.addDetectionFields(d)
         case .report(let e):
             j.add("class", "report")
             j.add("file", e.source)
@@ -110,6 +114,18 @@ extension AnalysisEvent {
 }
 
 extension JSONLine {
+    /// A detection's evidence and scores, after its times: the fields `hark detect` and
+    /// harkd share. The mark's `confidence` and `score` are null when only the sound was heard;
+    /// `sound_votes` and `offset` (seconds into the creative) appear when the sound was.
+    public mutating func addDetectionFields(_ d: WatermarkDetection) {
+        add("evidence", d.evidence.rawValue)
+        add("confidence", d.markHeard ? d.confidence : nil, decimals: 6)
+        add("score", d.markHeard ? d.score : nil, decimals: 2)
+        add("copies", d.copies)
+        if let votes = d.soundVotes { add("sound_votes", votes) }
+        if let offset = d.creativeOffset { add("offset", offset, decimals: 3) }
+    }
+
     /// The figures of a report, after `class` and whatever names the source: the fields
     /// `hark analyze` and harkd's noise reports share.
     public mutating func addReportFields(_ e: ReportEvent) {

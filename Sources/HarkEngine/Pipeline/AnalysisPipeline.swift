@@ -28,6 +28,8 @@ public final class AnalysisPipeline {
         public var reportInterval: Double?
         /// Search for watermarks with this key, profile and catalogue (nil: no search).
         public var watermark: WatermarkSearch?
+        /// Listen for the catalogue's creatives by their own sound (nil: not).
+        public var sound: SoundSearch?
 
         public init(sampleRate: Double) {
             self.sampleRate = sampleRate
@@ -50,6 +52,30 @@ public final class AnalysisPipeline {
             self.repeatInterval = repeatInterval
         }
     }
+
+    /// A search for a catalogue's creatives by their own sound. Two are equal when they share
+    /// one index (built once) and its payloads.
+    public struct SoundSearch: Sendable, Equatable {
+        public static func == (a: SoundSearch, b: SoundSearch) -> Bool {
+            a.index === b.index && a.payloads == b.payloads && a.repeatInterval == b.repeatInterval
+        }
+
+        /// The creatives' landmarks; `payloads[i]` is the campaign of `index.prints[i]`.
+        public var index: SoundIndex
+        public var payloads: [WatermarkPayload]
+        public var repeatInterval: Double
+
+        public init(index: SoundIndex, payloads: [WatermarkPayload], repeatInterval: Double = WatermarkDetector.defaultRepeatInterval) {
+            precondition(index.prints.count == payloads.count, "a payload for each creative")
+            self.index = index
+            self.payloads = payloads
+            self.repeatInterval = repeatInterval
+        }
+    }
+
+    /// A campaign heard by one witness (mark or sound) is reported with both when the other
+    /// heard it within this many seconds before.
+    public static let fusionWindow = 10.0
 
     /// The meter's and the band analyser's figures over one report interval (or the whole run).
     public struct Measurement {
@@ -74,6 +100,11 @@ public final class AnalysisPipeline {
     private var bands: ThirdOctaveBands?
     private var detector: WatermarkDetector?
     private var detectorOrigin = 0.0
+    private var listener: SoundMatcher?
+    private var listenerOrigin = 0.0
+    /// Per campaign, when each witness last heard it (pipeline seconds), and its last reading.
+    private var lastMark: [WatermarkPayload: (time: Double, score: Double, confidence: Double)] = [:]
+    private var lastSound: [WatermarkPayload: (time: Double, votes: Int, offset: Double?)] = [:]
     private let levelFrames: Int?
     private let reportFrames: Int?
     private var sinceLevel = 0
@@ -97,6 +128,12 @@ public final class AnalysisPipeline {
         reportFrames = sampleCount(settings.reportInterval)
         bands = try Self.makeBands(settings)
         detector = try Self.makeDetector(settings)
+        listener = try Self.makeListener(settings)
+    }
+
+    private static func makeListener(_ s: Settings) throws -> SoundMatcher? {
+        guard let search = s.sound else { return nil }
+        return try SoundMatcher(index: search.index, sampleRate: s.sampleRate, repeatInterval: search.repeatInterval)
     }
 
     private static func makeBands(_ s: Settings) throws -> ThirdOctaveBands? {
@@ -121,6 +158,8 @@ public final class AnalysisPipeline {
     public func restartWatermarkSearch() throws {
         detector = try Self.makeDetector(settings)
         detectorOrigin = time
+        listener = try Self.makeListener(settings)
+        listenerOrigin = time
     }
 
     /// Analyses the next mono samples.
@@ -130,7 +169,17 @@ public final class AnalysisPipeline {
             for var d in detector.process(samples) {
                 d.time += detectorOrigin
                 d.start += detectorOrigin
-                try emit(.detection(d))
+                d.windowStart += detectorOrigin
+                try emit(.detection(fuse(d)))
+            }
+        }
+        if let listener, let search = settings.sound {
+            for m in listener.process(samples) {
+                var d = WatermarkDetection(sound: m, payload: search.payloads[m.reference])
+                d.time += listenerOrigin
+                d.start += listenerOrigin
+                d.windowStart += listenerOrigin
+                try emit(.detection(fuse(d)))
             }
         }
         guard let meter else {
@@ -157,6 +206,29 @@ public final class AnalysisPipeline {
                 bands = try Self.makeBands(settings)
             }
         }
+    }
+
+    /// Adds to a detection what the other witness heard of the same campaign within
+    /// ``fusionWindow``.
+    private func fuse(_ heard: WatermarkDetection) -> WatermarkDetection {
+        var d = heard
+        let recent = { (t: Double) in d.time - t <= Self.fusionWindow }
+        if heard.evidence == .mark {
+            lastMark[d.payload] = (d.time, d.score, d.confidence)
+            if let s = lastSound[d.payload], recent(s.time) {
+                d.evidence = .markAndSound
+                d.soundVotes = s.votes
+                d.creativeOffset = s.offset.map { $0 + (d.time - s.time) }
+            }
+        } else {
+            lastSound[d.payload] = (d.time, d.soundVotes ?? 0, d.creativeOffset)
+            if let m = lastMark[d.payload], recent(m.time) {
+                d.evidence = .markAndSound
+                d.score = m.score
+                d.confidence = m.confidence
+            }
+        }
+        return d
     }
 
     /// Whether audio has arrived since the last report (for a report cut short).

@@ -9,12 +9,15 @@ public enum WatermarkScan {
     /// - Parameters:
     ///   - profile: the band the marks were embedded in.
     ///   - catalogue: report only these payloads (nil: any payload).
+    ///   - sound: also listen for these creatives by their own sound.
     @discardableResult
     public static func run(source: AudioSource, key: WatermarkKey, profile: WatermarkProfile = .tv, catalogue: [WatermarkPayload]? = nil,
+                           sound: AnalysisPipeline.SoundSearch? = nil,
                            emit: (WatermarkDetection) throws -> Void) throws -> Int {
         var settings = AnalysisPipeline.Settings(sampleRate: Double(source.sampleRate))
         settings.meter = false
         settings.watermark = AnalysisPipeline.WatermarkSearch(key: key, profile: profile, catalogue: catalogue)
+        settings.sound = sound
         let pipeline = try AnalysisPipeline(settings)
         var blocks = MonoBlockReader(source)
         while case let mono = try blocks.next(), !mono.isEmpty {

@@ -49,14 +49,14 @@ struct Analyze: ParsableCommand {
     func run() throws {
         let out = LineWriter.standardOutput
         let sink: EventSink = json ? JSONLinesSink(writer: out) : SummarySink(writer: out)
-        let list = try catalogue.resolve()
-        let key = watermark || keys.given || list != nil ? try keys.resolve() : nil
+        let chosen = try catalogue.resolve()
+        let key = watermark || keys.given || chosen != nil ? try keys.resolve() : nil
         try Diagnostics.eachFile(files) { index, path in
             let source = try SoundFileSource(path: path, raw: raw.layout)
             let analysis = try LevelAnalysis(
                 source: source,
                 options: AnalysisOptions(interval: json ? interval : nil, calibration: calibration, channel: channel,
-                                         watermarkKey: key, watermarkCatalogue: list, watermarkProfile: keys.watermarkProfile))
+                                         watermarkKey: key, watermarkCatalogue: chosen?.payloads, sound: chosen?.sound, watermarkProfile: keys.watermarkProfile))
             let progress = ProgressReporter(writer: .standardError, name: path, totalFrames: source.expectedFrames,
                                             sampleRate: source.sampleRate)
             if !json && index > 0 { try out.write(line: "") }

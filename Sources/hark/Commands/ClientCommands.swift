@@ -118,9 +118,21 @@ struct Shake: ParsableCommand {
     @Option(help: ArgumentHelp("How long to listen.", valueName: "s"))
     var seconds = 6.0
 
+    @Option(help: ArgumentHelp("""
+        What must be heard: any (the mark or, with a campaign catalogue, the creative's own \
+        sound) or mark (the watermark itself). Default: harkd's shake-evidence setting.
+        """, valueName: "any|mark"))
+    var evidence: String?
+
+    func validate() throws {
+        if let evidence, !["any", "mark"].contains(evidence) { throw ValidationError("--evidence must be any or mark, not '\(evidence)'") }
+    }
+
     func run() throws {
         let c = try daemon.connect()
-        try? c.send(["cmd": "shake", "seconds": seconds, "id": "hark-\(getpid())"])
+        var ask: [String: Any] = ["cmd": "shake", "seconds": seconds, "id": "hark-\(getpid())"]
+        if let evidence { ask["evidence"] = evidence }
+        try? c.send(ask)
         while true {
             let (raw, o) = try nextMessage(c)
             try check(o)
@@ -128,7 +140,10 @@ struct Shake: ParsableCommand {
             if daemon.json { try LineWriter.standardOutput.write(line: raw) }
             if o["result"] as? String == "detected" {
                 if !daemon.json {
-                    try LineWriter.standardOutput.write(line: "payload \(o["payload"] as? String ?? "?") heard after \(fmt(o["after"], " s")) (confidence \(o["confidence"] as? Double ?? 0))")
+                    let evidence = o["evidence"] as? String ?? "mark"
+                    let how = evidence == "sound" ? "by the creative's sound, \(o["sound_votes"] as? Int ?? 0) landmarks"
+                        : "\(evidence), confidence \(o["confidence"] as? Double ?? 0)"
+                    try LineWriter.standardOutput.write(line: "payload \(o["payload"] as? String ?? "?") heard after \(fmt(o["after"], " s")) (\(how))")
                 }
                 return
             }

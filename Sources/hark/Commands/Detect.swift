@@ -27,13 +27,13 @@ struct Detect: ParsableCommand {
 
     func run() throws {
         let key = try keys.resolve()
-        let list = try catalogue.resolve()
+        let chosen = try catalogue.resolve()
         let out = LineWriter.standardOutput
         var found = 0
         try Diagnostics.eachFile(files) { _, path in
             let source = try SoundFileSource(path: path, raw: raw.layout)
             var count = 0
-            let unusable = try WatermarkScan.run(source: source, key: key, profile: keys.watermarkProfile, catalogue: list) { d in
+            let unusable = try WatermarkScan.run(source: source, key: key, profile: keys.watermarkProfile, catalogue: chosen?.payloads, sound: chosen?.sound) { d in
                 count += 1
                 try out.write(line: json ? AnalysisEvent.detection(DetectionEvent(source: path, detection: d)).jsonLine
                                          : DetectionEvent.summary(path, d))

@@ -54,7 +54,16 @@ struct Embed: ParsableCommand {
 
     @OptionGroup var format: FormatVersionOption
 
+    @Option(help: ArgumentHelp("Add the marked output to this campaign catalogue (hark catalogue add).", valueName: "path"))
+    var catalogue: String?
+
+    @OptionGroup(title: "With --catalogue") var campaign: CampaignOptions
+
     func validate() throws {
+        if catalogue == nil && (campaign.name != nil || campaign.from != nil || campaign.until != nil) {
+            throw ValidationError("--name, --from and --until describe the campaign for --catalogue; give --catalogue too")
+        }
+        if catalogue != nil && output == "-" { throw ValidationError("--catalogue needs an output file, not standard output") }
         do { _ = try WatermarkPayload(hex: payload) } catch { throw ValidationError("--payload: \(error)") }
         if let strength, !(strength.isFinite && Embedding.strengthRange.contains(strength)) {
             throw ValidationError(String(format: "--strength must be between %.0f and %.0f dB", Embedding.strengthRange.lowerBound,
@@ -81,5 +90,10 @@ struct Embed: ParsableCommand {
             format: "wrote %@: payload %@, %.2f s; watermark %.1f dB re host overall, closest 1/3-octave band %.1f dB (%@ Hz)%@",
             output, try WatermarkPayload(hex: payload).hex, result.duration, result.ratio, result.worstBand.ratio,
             result.worstBand.label, result.limitedSamples > 0 ? "; reduced at \(result.limitedSamples) samples to avoid clipping" : ""))
+        if let catalogue {
+            // The creative as it leaves the embedder: the catalogue holds what will air.
+            let added = try CampaignOptions.add(creative: output, payload: try WatermarkPayload(hex: payload), to: catalogue, details: campaign)
+            try LineWriter.report(writing: output).write(line: "\(catalogue): added \(added.payload.hex)")
+        }
     }
 }

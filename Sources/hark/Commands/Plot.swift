@@ -102,8 +102,8 @@ struct Plot: ParsableCommand {
     /// Measures an audio file as `hark analyze` does, at intervals that give the picture some
     /// 600 points, then (from a file, which can be read twice) its spectrogram.
     func measure() throws -> PlotData {
-        let list = try catalogue.resolve()
-        let key = watermark || keys.given || list != nil ? try keys.resolve() : nil
+        let chosen = try catalogue.resolve()
+        let key = watermark || keys.given || chosen != nil ? try keys.resolve() : nil
         let source: SoundFileSource
         do { source = try SoundFileSource(path: input, raw: raw.layout) } catch {
             Diagnostics.error(error.description)
@@ -114,7 +114,7 @@ struct Plot: ParsableCommand {
         let analysis = try LevelAnalysis(
             source: source,
             options: AnalysisOptions(interval: interval, calibration: calibration, channel: nil, watermarkKey: key,
-                                     watermarkCatalogue: list, watermarkProfile: keys.watermarkProfile))
+                                     watermarkCatalogue: chosen?.payloads, sound: chosen?.sound, watermarkProfile: keys.watermarkProfile))
         var data = PlotData(title: (input as NSString).lastPathComponent, duration: seconds ?? 0,
                             unit: calibration == 0 ? "dB re full-scale sine" : "dB SPL")
         let report = try analysis.run(emit: { event in

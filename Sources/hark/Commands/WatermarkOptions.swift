@@ -60,37 +60,65 @@ struct FormatVersionOption: ParsableArguments {
     }
 }
 
-/// `--catalogue` / `--catalogue-file`: the payloads known to be on air, for the detecting commands.
+/// `--catalogue` / `--catalogue-file`: the campaigns known to be on air, for the detecting commands.
 struct CatalogueOptions: ParsableArguments {
     @Option(help: ArgumentHelp("""
-        Report only these payloads (hex, comma-separated), at the lower threshold a short list \
-        allows (docs/watermark.md).
-        """, valueName: "hex,…"))
+        A campaign catalogue file (hark catalogue add): listen for its campaigns by mark and by         their creatives' sound. Or payloads (hex, comma-separated): report only those marks.         Either way the mark is heard at the lower threshold a short list allows (docs/watermark.md).
+        """, valueName: "file|hex,…"))
     var catalogue: String?
 
-    @Option(help: ArgumentHelp("Read the catalogue from a file: payloads separated by commas, spaces or lines; # comments.", valueName: "path"))
+    @Option(help: ArgumentHelp("Read the payloads from a file: payloads separated by commas, spaces or lines; # comments. (A catalogue file works here too.)", valueName: "path"))
     var catalogueFile: String?
+
+    /// What was given: the payloads, and the creatives' sound when a catalogue file was.
+    struct Resolved {
+        var payloads: [WatermarkPayload]
+        var sound: AnalysisPipeline.SoundSearch?
+    }
 
     func validate() throws {
         if catalogue != nil && catalogueFile != nil { throw ValidationError("give --catalogue or --catalogue-file, not both") }
-        if let text = catalogue { _ = try Self.parse(text, source: "--catalogue") }
+        if let text = catalogue, !FileManager.default.fileExists(atPath: text) {
+            // A path that names nothing is a file that is missing, not a bad payload list.
+            if text.contains("/") || text.contains(".") { throw ValidationError("--catalogue: no such catalogue file '\(text)'") }
+            _ = try Self.parse(text, source: "--catalogue")
+        }
     }
 
     /// The catalogue, nil when none was given; errors name the option or file.
-    func resolve() throws -> [WatermarkPayload]? {
-        if let text = catalogue { return try Self.parse(text, source: "--catalogue") }
+    func resolve() throws -> Resolved? {
+        if let text = catalogue {
+            if FileManager.default.fileExists(atPath: text) { return try Self.campaigns(text) }
+            return Resolved(payloads: try Self.parse(text, source: "--catalogue"))
+        }
         guard let path = catalogueFile else { return nil }
         guard let data = FileManager.default.contents(atPath: path) else {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "no such file"
             Diagnostics.error("\(path): \(reason) (catalogue file)")
             throw ExitCode.failure
         }
+        if data.starts(with: Data("SQLite format 3\0".utf8)) { return try Self.campaigns(path) }
         do {
-            return try Self.parse(String(decoding: data, as: UTF8.self), source: path)
+            return Resolved(payloads: try Self.parse(String(decoding: data, as: UTF8.self), source: path))
         } catch let error as ValidationError {
             Diagnostics.error(error.message)
             throw ExitCode.failure
         }
+    }
+
+    /// Every campaign of a catalogue file, whatever its dates: a recording may be of any day.
+    private static func campaigns(_ path: String) throws -> Resolved {
+        let campaigns = try CampaignOptions.read(path)
+        guard !campaigns.isEmpty else {
+            Diagnostics.error("\(path): the catalogue holds no campaign")
+            throw ExitCode.failure
+        }
+        guard campaigns.count <= WatermarkDetector.maxCatalogue else {
+            Diagnostics.error("\(path): \(campaigns.count) campaigns; a catalogue holds at most \(WatermarkDetector.maxCatalogue)")
+            throw ExitCode.failure
+        }
+        let payloads = campaigns.map(\.payload)
+        return Resolved(payloads: payloads, sound: AnalysisPipeline.SoundSearch(index: SoundIndex(prints: campaigns.map(\.sound)), payloads: payloads))
     }
 
     private static func parse(_ text: String, source: String) throws -> [WatermarkPayload] {

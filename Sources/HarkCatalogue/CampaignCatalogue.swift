@@ -1,0 +1,193 @@
+import FoundationEssentials
+import Glibc
+import HarkDSP
+import HarkSpool
+
+/// A campaign on air: the payload its mark carries, when it airs, and the reading of its
+/// creative's sound (never the audio).
+public struct Campaign: Sendable, Equatable {
+    public var payload: WatermarkPayload
+    public var name: String?
+    /// First and last day on air, `YYYY-MM-DD` (UTC), both inclusive; nil: open-ended.
+    public var from: String?
+    public var until: String?
+    public var sound: SoundPrint
+
+    public init(payload: WatermarkPayload, name: String? = nil, from: String? = nil, until: String? = nil, sound: SoundPrint) {
+        (self.payload, self.name, self.from, self.until, self.sound) = (payload, name, from, until, sound)
+    }
+
+    /// Whether `day` (`YYYY-MM-DD`) lies within the campaign's dates.
+    public func isOnAir(on day: String) -> Bool {
+        (from.map { $0 <= day } ?? true) && (until.map { day <= $0 } ?? true)
+    }
+
+    /// Checks a `YYYY-MM-DD` date.
+    public static func validDate(_ text: String) -> Bool {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+              let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]) else { return false }
+        return y >= 1970 && (1...12).contains(m) && (1...31).contains(d)
+    }
+
+    /// Today in UTC, `YYYY-MM-DD`.
+    public static func today() -> String {
+        var now = time(nil)
+        var parts = tm()
+        gmtime_r(&now, &parts)
+        return String(cFormat: "%04d-%02d-%02d", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday))
+    }
+}
+
+/// Why a catalogue cannot be read or written. Each names the file.
+public enum CatalogueError: Error, Equatable, CustomStringConvertible {
+    case noSuchFile(String)
+    case notACatalogue(String, String)
+    case newerVersion(String, found: Int64)
+    case damaged(String, String)
+    case cannotWrite(String, String)
+
+    public var description: String {
+        switch self {
+        case .noSuchFile(let p): return "\(p): no such catalogue"
+        case .notACatalogue(let p, let why): return "\(p): not a Hark campaign catalogue (\(why))"
+        case .newerVersion(let p, let v):
+            return "\(p): catalogue format version \(v); this Hark reads version \(CampaignCatalogue.formatVersion) (a newer Hark wrote it)"
+        case .damaged(let p, let why): return "\(p): catalogue damaged (\(why))"
+        case .cannotWrite(let p, let why): return "\(p): cannot write the catalogue (\(why))"
+        }
+    }
+}
+
+/// The campaign catalogue: a SQLite file holding, per campaign, its payload, dates and the
+/// sound reading of its creative (docs/watermark.md, The campaign catalogue).
+///
+/// SQLite's `application_id` marks the file as Hark's ("Hark" in ASCII) and `user_version`
+/// holds the format version: a file of another program or of a newer Hark is refused by name,
+/// as is a truncated or damaged one. One owner uses an instance.
+public final class CampaignCatalogue {
+    public static let formatVersion: Int64 = 1
+    static let applicationID: Int64 = 0x4861_726b
+    public let path: String
+    private let db: SQLiteDatabase
+
+    private init(path: String, db: SQLiteDatabase) {
+        self.path = path
+        self.db = db
+    }
+
+    /// Opens a catalogue to change it, creating it when the file does not exist.
+    public static func openForWriting(_ path: String) throws(CatalogueError) -> CampaignCatalogue {
+        let exists = FileManager.default.fileExists(atPath: path)
+        if exists { try checkHeader(path) }
+        let db: SQLiteDatabase
+        do { db = try SQLiteDatabase(path: path) } catch { throw .cannotWrite(path, error.message) }
+        let catalogue = CampaignCatalogue(path: path, db: db)
+        if exists {
+            try catalogue.checkSchema()
+        } else {
+            do {
+                try db.execute("""
+                    PRAGMA application_id = \(applicationID);
+                    PRAGMA user_version = \(formatVersion);
+                    CREATE TABLE campaign (
+                        payload INTEGER PRIMARY KEY,
+                        name TEXT,
+                        valid_from TEXT,
+                        valid_until TEXT,
+                        sound BLOB NOT NULL
+                    );
+                    """)
+            } catch {
+                throw .cannotWrite(path, error.message)
+            }
+        }
+        return catalogue
+    }
+
+    /// Every campaign of the catalogue at `path`, each checked whole.
+    public static func read(_ path: String) throws(CatalogueError) -> [Campaign] {
+        guard FileManager.default.fileExists(atPath: path) else { throw .noSuchFile(path) }
+        try checkHeader(path)
+        let db: SQLiteDatabase
+        do { db = try SQLiteDatabase(path: path, readOnly: true) } catch { throw .damaged(path, error.message) }
+        let catalogue = CampaignCatalogue(path: path, db: db)
+        try catalogue.checkSchema()
+        return try catalogue.campaigns()
+    }
+
+    /// Adds a campaign, replacing one with the same payload.
+    public func add(_ c: Campaign) throws(CatalogueError) {
+        do {
+            try db.query("INSERT OR REPLACE INTO campaign (payload, name, valid_from, valid_until, sound) VALUES (?, ?, ?, ?, ?)",
+                         [.integer(Int64(c.payload.value)), c.name.map { .text($0) } ?? .null, c.from.map { .text($0) } ?? .null,
+                          c.until.map { .text($0) } ?? .null, .blob(c.sound.bytes)])
+        } catch {
+            throw .cannotWrite(path, error.message)
+        }
+    }
+
+    /// Removes a campaign; false when the catalogue did not hold it.
+    public func remove(_ payload: WatermarkPayload) throws(CatalogueError) -> Bool {
+        do {
+            try db.query("DELETE FROM campaign WHERE payload = ?", [.integer(Int64(payload.value))])
+            return db.changes > 0
+        } catch {
+            throw .cannotWrite(path, error.message)
+        }
+    }
+
+    /// The campaigns, by payload.
+    public func campaigns() throws(CatalogueError) -> [Campaign] {
+        let rows: [[SQLiteDatabase.Value]]
+        do {
+            rows = try db.query("SELECT payload, name, valid_from, valid_until, sound FROM campaign ORDER BY payload")
+        } catch {
+            throw .damaged(path, error.message)
+        }
+        var out: [Campaign] = []
+        for row in rows {
+            guard row.count == 5, case .integer(let p) = row[0], (0...Int64(UInt32.max)).contains(p), case .blob(let bytes) = row[4] else {
+                throw .damaged(path, "a campaign row is not what this version writes")
+            }
+            func text(_ v: SQLiteDatabase.Value) -> String? { if case .text(let t) = v { return t } else { return nil } }
+            let payload = WatermarkPayload(UInt32(p))
+            let sound: SoundPrint
+            do { sound = try SoundPrint(bytes: bytes) } catch { throw .damaged(path, "campaign \(payload.hex): \(error)") }
+            out.append(Campaign(payload: payload, name: text(row[1]), from: text(row[2]), until: text(row[3]), sound: sound))
+        }
+        return out
+    }
+
+    /// SQLite's own header, read before SQLite is asked to open the file: SQLite would take a
+    /// text file for an empty database and write over it.
+    private static func checkHeader(_ path: String) throws(CatalogueError) {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw .notACatalogue(path, "cannot be read: " + String(cString: strerror(errno))) }
+        defer { Glibc.close(fd) }
+        var head = [UInt8](repeating: 0, count: 100)
+        let n = head.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, 100) }
+        guard n > 0 else { throw .notACatalogue(path, "empty file") }
+        guard n == 100, Array(head[0..<16]) == Array("SQLite format 3\0".utf8) else {
+            throw .notACatalogue(path, "not a SQLite database")
+        }
+    }
+
+    private func checkSchema() throws(CatalogueError) {
+        let application: Int64?, version: Int64?, check: [[SQLiteDatabase.Value]]
+        do {
+            application = try db.integer("PRAGMA application_id")
+            version = try db.integer("PRAGMA user_version")
+        } catch {
+            throw .damaged(path, error.message)
+        }
+        guard application == Self.applicationID else { throw .notACatalogue(path, "a SQLite database of another program") }
+        guard let version, version <= Self.formatVersion else { throw .newerVersion(path, found: version ?? 0) }
+        guard version == Self.formatVersion else { throw .damaged(path, "format version \(version)") }
+        do { check = try db.query("PRAGMA quick_check") } catch { throw .damaged(path, error.message) }
+        guard check == [[.text("ok")]] else {
+            if case .text(let why)? = check.first?.first { throw .damaged(path, why) }
+            throw .damaged(path, "integrity check failed")
+        }
+    }
+}

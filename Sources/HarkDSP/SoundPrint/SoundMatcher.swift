@@ -1,0 +1,328 @@
+import FoundationEssentials
+
+/// A creative named by its own sound.
+public struct SoundMatch: Sendable, Equatable {
+    /// Index of the creative in the matcher's references.
+    public var reference: Int
+    /// Seconds of input after which the match was confirmed.
+    public var time: Double
+    /// Where the creative was, in its own seconds, at ``time``; nil while another place in it
+    /// fits the audio nearly as well (``SoundMatcher/alignmentRatio``).
+    public var offset: Double?
+    /// Landmarks of the input that fell on this creative at one alignment within the window.
+    public var votes: Int
+    /// Seconds of input where the window that was read begins.
+    public var windowStart: Double
+}
+
+/// Names the creatives of a catalogue in a stream of mono samples by their landmarks: every
+/// landmark of the input whose hash a creative holds votes for the alignment
+/// (input frame − creative frame) it implies, and a creative is named when one alignment
+/// (±1 frame) gathers ``threshold`` votes within the last ``window`` seconds.
+///
+/// The votes are counted as they arrive and leave the window, so the cost is that of the
+/// landmarks looked up, a few hundred a second, not of the catalogue's size. Not thread-safe.
+public final class SoundMatcher {
+    /// Votes at one alignment that name a creative. Chance alignments on unmarked audio stay far
+    /// below (docs/watermark.md, Sound reading: the calibration and its margin).
+    public static let defaultThreshold = 15
+    /// The window votes are counted over.
+    public static let defaultWindow = 6.0
+
+    public let threshold: Int
+    public let window: Double
+    public let index: SoundIndex
+    /// Repeat suppression as the mark's: a creative is named again only after this long without
+    /// a match, or at another alignment (another airing).
+    public let repeatInterval: Double
+    private let reader: SoundPrintReader
+    private let sampleRate: Double
+    private let windowFrames: Int
+
+    private struct Vote { var frame: Int; var key: Int64; var shared: Bool }
+    private var votes: [Vote] = []
+    private var votesHead = 0
+    private var counts: [Int64: Int32] = [:]
+    /// The same, shared entries' votes included: what a creative's audio gathers for each
+    /// creative that shares sound with another.
+    private var allCounts: [Int64: Int32] = [:]
+    private var inputCount = 0
+    private var last: [Int: Double] = [:]
+    private var touched: [Int64] = []
+
+    public init(index: SoundIndex, sampleRate: Double, threshold: Int = SoundMatcher.defaultThreshold,
+                window: Double = SoundMatcher.defaultWindow, repeatInterval: Double = 6) throws {
+        reader = try SoundPrintReader(sampleRate: sampleRate)
+        self.sampleRate = sampleRate
+        self.index = index
+        self.threshold = threshold
+        self.window = window
+        self.repeatInterval = repeatInterval
+        windowFrames = Int((window / reader.frameSeconds).rounded())
+    }
+
+    /// Seconds of input read.
+    public var time: Double { Double(inputCount) / sampleRate }
+
+    /// Reads samples; returns the creatives named in them.
+    public func process(_ samples: UnsafeBufferPointer<Float>) -> [SoundMatch] {
+        inputCount += samples.count
+        touched.removeAll(keepingCapacity: true)
+        var newest = 0
+        reader.process(samples) { l in
+            newest = max(newest, l.frame)
+            vote(l)
+        }
+        guard !touched.isEmpty else { return [] }
+        forget(before: newest - windowFrames)
+        return settle()
+    }
+
+    private func key(_ reference: Int32, _ alignment: Int) -> Int64 { Int64(reference) << 32 | Int64(UInt32(bitPattern: Int32(alignment))) }
+
+    private func vote(_ l: Landmark) {
+        index.entries(for: l.hash) { reference, frame, shared in
+            let k = key(reference, l.frame - Int(frame))
+            if !shared {
+                counts[k, default: 0] += 1
+                touched.append(k)
+            }
+            allCounts[k, default: 0] += 1
+            votes.append(Vote(frame: l.frame, key: k, shared: shared))
+        }
+    }
+
+    private func forget(before frame: Int) {
+        func drop(_ k: Int64, from counts: inout [Int64: Int32]) {
+            if let c = counts[k] {
+                if c <= 1 { counts[k] = nil } else { counts[k] = c - 1 }
+            }
+        }
+        while votesHead < votes.count && votes[votesHead].frame < frame {
+            let v = votes[votesHead]
+            if !v.shared { drop(v.key, from: &counts) }
+            drop(v.key, from: &allCounts)
+            votesHead += 1
+        }
+        if votesHead > 4096 && votesHead * 2 > votes.count {
+            votes.removeFirst(votesHead)
+            votesHead = 0
+        }
+    }
+
+    /// Each creative's best score within the window now (for studies of the margin).
+    public func bestScores() -> [Int: Int] { bestAlignments().mapValues(\.votes) }
+
+    /// Where a creative is, is reported only when its best alignment has this many times the
+    /// votes of any other: a song that comes back to its chorus gathers votes at the chorus's
+    /// other places too. (The campaign is named either way: all those places are its own.)
+    public static let alignmentRatio = 1.5
+
+    /// Each creative's best alignment within the window now, and its votes (with its shared
+    /// entries' votes: `shared`); `runnerUp`, the most votes at any alignment more than a frame
+    /// from the best.
+    func bestAlignments(shared: Bool = false) -> [Int: (alignment: Int, votes: Int, runnerUp: Int)] {
+        var best: [Int: (alignment: Int, votes: Int, runnerUp: Int)] = [:]
+        let counts = shared ? allCounts : counts
+        for k in counts.keys {
+            let r = Int(k >> 32), s = score(k, counts), a = Int(Int32(truncatingIfNeeded: k))
+            guard let b = best[r] else { best[r] = (a, s, 0); continue }
+            if s > b.votes {
+                best[r] = (a, s, abs(a - b.alignment) > 1 ? b.votes : b.runnerUp)
+            } else if abs(a - b.alignment) > 1 && s > b.runnerUp {
+                best[r]!.runnerUp = s
+            }
+        }
+        return best
+    }
+
+    /// Votes at an alignment and its two neighbours (a peak may fall a frame either side).
+    private func score(_ k: Int64, _ counts: [Int64: Int32]) -> Int {
+        Int(counts[k - 1] ?? 0) + Int(counts[k] ?? 0) + Int(counts[k + 1] ?? 0)
+    }
+
+    private func score(_ k: Int64) -> Int { score(k, counts) }
+
+    /// A creative that shares sound with others is named only when it has at least this many
+    /// times the votes of each of them: what they share (a licensed song) votes for all of them
+    /// alike, what is its own (its voice-over) for it alone.
+    public static let rivalRatio = 2
+
+    private func settle() -> [SoundMatch] {
+        guard touched.contains(where: { score($0) >= threshold }) else { return [] }
+        // Every creative's best alignment over the whole window, not only those that gained
+        // votes now: a tune that repeats itself gathers votes at its repeats too, and the
+        // alignment it is really at keeps the most.
+        let all = bestAlignments()
+        var named = all.filter { $0.value.votes >= threshold }
+        // Against a rival, its votes count whole: when only the bed they share is playing,
+        // the rival gathers as much as the creative (more, with none of its entries set aside).
+        if named.keys.contains(where: { !index.related[$0].isEmpty }) {
+            let rivals = bestAlignments(shared: true)
+            named = named.filter { r, b in
+                index.related[r].allSatisfy { Self.rivalRatio * (rivals[Int($0)]?.votes ?? 0) <= b.votes }
+            }
+        }
+        let now = time
+        let frameSeconds = reader.frameSeconds
+        var matches: [SoundMatch] = []
+        for (r, b) in named.sorted(by: { $0.key < $1.key }) {
+            let previous = last[r]
+            last[r] = now
+            // The same airing while it keeps being heard from overlapping windows (as the mark's
+            // ``AiringMemory``): news after an absence of ``repeatInterval``, or from a window
+            // that shares no audio with the previous confirmation's.
+            if let p = previous, now - p < repeatInterval, now - window < p { continue }
+            let frameNow = now / frameSeconds
+            let clear = Double(b.votes) >= Self.alignmentRatio * Double(b.runnerUp)
+            matches.append(SoundMatch(reference: r, time: now, offset: clear ? (frameNow - Double(b.alignment)) * frameSeconds : nil,
+                                      votes: b.votes, windowStart: max(0, now - window)))
+        }
+        return matches
+    }
+}
+
+/// The landmarks of a catalogue's creatives, sorted by hash for lookup: built once (a plan), read
+/// by any number of matchers.
+public final class SoundIndex: Sendable {
+    public let prints: [SoundPrint]
+    /// Entries sorted by hash; `bucketStart[h >> 8]` is where hashes with those top bits begin.
+    private let entryHash: [UInt32]
+    private let entryRef: [Int32]
+    private let entryFrame: [Int32]
+    /// Entries another creative holds too: they vote only in the rivalry of creatives that
+    /// share sound (``SoundMatcher/rivalRatio``), never to name one.
+    private let entryShared: [Bool]
+    private let bucketStart: [Int32]
+    private static let bucketShift: UInt32 = 8
+
+    /// A landmark is shared with another creative when that creative holds this many of the
+    /// landmarks around it (within a second) at one alignment: the same music bed, jingle or
+    /// phrase. Shared landmarks are not indexed: they cannot tell their creatives apart.
+    public static let sharedVotes = 4
+    static let sharedBlockFrames = 64
+
+    /// - Parameter prints: the creatives; index `i` in a ``SoundMatch`` is `prints[i]`.
+    public init(prints: [SoundPrint]) {
+        self.prints = prints
+        var all: [(UInt32, Int32, Int32)] = []
+        all.reserveCapacity(prints.reduce(0) { $0 + $1.landmarks.count })
+        for (r, print) in prints.enumerated() {
+            for l in print.landmarks { all.append((l.hash, Int32(r), Int32(l.frame))) }
+        }
+        all.sort { $0.0 < $1.0 }
+        let (hashes, refs, frames, starts) = Self.table(all)
+        // Drop what creatives share, each creative read against the others as a room would be.
+        var keep = [Bool](repeating: true, count: all.count)
+        var shared = 0
+        var related = [Set<Int32>](repeating: [], count: prints.count)
+        let peakSets = prints.map { PeakSet($0.peaks) }
+        var position: [UInt64: Int] = [:]
+        for i in all.indices { position[UInt64(all[i].0) << 40 | UInt64(all[i].1) << 20 | UInt64(all[i].2)] = i }
+        for (r, print) in prints.enumerated() where prints.count > 1 {
+            var votes: [Int64: Int32] = [:]
+            func key(_ other: Int32, _ alignment: Int, _ block: Int) -> Int64 {
+                Int64(other) << 44 | Int64(block & 0xfffff) << 24 | Int64(alignment + 0x7fffff)
+            }
+            func each(_ l: Landmark, _ body: (Int64) -> Void) {
+                let b = Int(l.hash >> Self.bucketShift)
+                for i in Int(starts[b])..<Int(starts[b + 1]) where hashes[i] == l.hash && refs[i] != Int32(r) {
+                    body(key(refs[i], l.frame - Int(frames[i]), l.frame / Self.sharedBlockFrames))
+                }
+            }
+            for l in print.landmarks { each(l) { votes[$0, default: 0] += 1 } }
+            guard votes.values.contains(where: { $0 >= 1 }) else { continue }
+            // A block's votes count with its neighbours' (a shared phrase straddles blocks) and
+            // at the neighbouring alignments (a peak a frame off).
+            func total(_ k: Int64) -> Int32 {
+                var t: Int32 = 0
+                for db in [-1, 0, 1] as [Int64] { for da in [-1, 0, 1] as [Int64] { t += votes[k + db << 24 + da] ?? 0 } }
+                return t
+            }
+            // Where this creative shares sound with another: that one, the alignment, the block.
+            var spans: [Int: [(other: Int32, alignment: Int)]] = [:]
+            for (k, _) in votes where total(k) >= Int32(Self.sharedVotes) {
+                let other = Int32(truncatingIfNeeded: k >> 44), block = Int((k >> 24) & 0xfffff)
+                let alignment = Int(k & 0xffffff) - 0x7fffff
+                for b in block - 1...block + 1 { spans[b, default: []].append((other, alignment)) }
+                related[r].insert(other)
+            }
+            guard !spans.isEmpty else { continue }
+            for l in print.landmarks {
+                // Shared when the other creative holds both its peaks at the alignment they share,
+                // whether or not it made a landmark of them.
+                let anchorBin = Int(l.hash >> 12), targetBin = anchorBin + Int((l.hash >> 6) & 0x3f) - 32
+                let targetFrame = l.frame + Int(l.hash & 0x3f)
+                let isShared = (spans[l.frame / Self.sharedBlockFrames] ?? []).contains { span in
+                    peakSets[Int(span.other)].holds(frame: l.frame - span.alignment, bin: anchorBin)
+                        && peakSets[Int(span.other)].holds(frame: targetFrame - span.alignment, bin: targetBin)
+                }
+                if isShared, let i = position[UInt64(l.hash) << 40 | UInt64(r) << 20 | UInt64(l.frame)] {
+                    keep[i] = false
+                    shared += 1
+                }
+            }
+        }
+        entryShared = keep.map { !$0 }
+        entryHash = hashes
+        entryRef = refs
+        entryFrame = frames
+        bucketStart = starts
+        sharedCount = shared
+        // Sharing is mutual: B holds A's bed whenever A holds B's.
+        for (a, others) in related.enumerated() { for b in others { related[Int(b)].insert(Int32(a)) } }
+        self.related = related
+    }
+
+    /// Per creative, the creatives it shares sound with (a bed, a jingle, a phrase).
+    let related: [Set<Int32>]
+
+    /// Landmarks left out as shared between creatives.
+    public let sharedCount: Int
+
+    private static func table(_ all: [(UInt32, Int32, Int32)]) -> ([UInt32], [Int32], [Int32], [Int32]) {
+        let buckets = 1 << (Landmark.hashBits - Int(Self.bucketShift))
+        var starts = [Int32](repeating: Int32(all.count), count: buckets + 1)
+        var i = all.count
+        for b in stride(from: buckets - 1, through: 0, by: -1) {
+            while i > 0 && Int(all[i - 1].0 >> Self.bucketShift) >= b { i -= 1 }
+            starts[b] = Int32(i)
+        }
+        return (all.map(\.0), all.map(\.1), all.map(\.2), starts)
+    }
+
+    /// Landmarks held.
+    public var count: Int { entryHash.count }
+
+    /// Landmarks held of one creative (its own, less what it shares).
+    public func count(of reference: Int) -> Int {
+        zip(entryRef, entryShared).reduce(0) { $0 + ($1.0 == Int32(reference) && !$1.1 ? 1 : 0) }
+    }
+
+    /// Calls `body(reference, frame)` for every landmark with this hash.
+    @inline(__always)
+    func entries(for hash: UInt32, _ body: (_ reference: Int32, _ frame: Int32, _ shared: Bool) -> Void) {
+        let b = Int(hash >> Self.bucketShift)
+        var i = Int(bucketStart[b])
+        let end = Int(bucketStart[b + 1])
+        while i < end {
+            if entryHash[i] == hash { body(entryRef[i], entryFrame[i], entryShared[i]) }
+            i += 1
+        }
+    }
+}
+
+/// A creative's peaks, to ask whether it has one at a frame and bin (±1 of each: the same sound
+/// read on another frame grid moves a peak by one).
+struct PeakSet {
+    private let keys: Set<Int>
+
+    init(_ peaks: [SpectralPeak]) {
+        keys = Set(peaks.map { $0.frame << 8 | $0.bin })
+    }
+
+    func holds(frame: Int, bin: Int) -> Bool {
+        for f in frame - 1...frame + 1 { for b in bin - 1...bin + 1 where keys.contains(f << 8 | b) { return true } }
+        return false
+    }
+}

@@ -1,0 +1,158 @@
+import FoundationEssentials
+import Glibc
+import HarkFFT
+
+/// A point of a spectrogram that stands above its neighbourhood: the raw material of a
+/// landmark (``LandmarkPairer``).
+public struct SpectralPeak: Sendable, Equatable {
+    /// Analysis frame (``SpectralPeakPicker/hopDuration`` apart) since the picker started.
+    public var frame: Int
+    /// Frequency bin on the 15.625 Hz grid (``SpectralPeakPicker/binWidth``).
+    public var bin: Int
+    /// Its level, dB (arbitrary reference; only differences matter).
+    public var level: Float
+    /// dB over its neighbourhood's mean: how well it would stand out of added noise.
+    public var prominence: Float = 0
+}
+
+/// Finds spectral peaks in a stream of mono samples at any rate from 8 kHz, the way landmark
+/// fingerprinters do (Wang 2003): a Hann-windowed spectrum every 16 ms over 64 ms, and a point is
+/// a peak when it is the loudest of its neighbourhood (±``neighbourFrames`` frames,
+/// ±``neighbourBins`` bins) and stands ``prominence`` dB over the neighbourhood's mean.
+///
+/// The frame lasts 64 ms at every rate, so its bins are 15.625 Hz apart whatever the rate (to
+/// within the rounding of the frame to whole samples, under 0.1 % at 44.1 kHz): a creative read
+/// at 48 kHz and a room captured at 44.1 kHz share one grid. Only 300 Hz to 4 kHz is read: a
+/// small speaker gives little below, a phone microphone and a room's absorption little above,
+/// and talkers' babble is no weaker there than in between.
+///
+/// Peaks come out ``neighbourFrames`` frames late (80 ms), in frame order, lowest bin first.
+/// Not thread-safe.
+public final class SpectralPeakPicker {
+    public static let frameDuration = 0.064
+    public static let hopDuration = 0.016
+    public static let binWidth = 1 / frameDuration
+    /// The bins read: 300 Hz to 4 kHz.
+    public static let lowestBin = 19
+    public static let highestBin = 255
+    static let binCount = highestBin - lowestBin + 1
+    /// A peak is the loudest point within ±80 ms and ±78 Hz. Wider neighbourhoods thin the
+    /// peaks (fewer landmarks to store, fewer to survive the room); narrower ones let noise's
+    /// own ripples through.
+    public static let neighbourFrames = 5
+    public static let neighbourBins = 5
+    /// A peak stands this far over its neighbourhood's mean level.
+    /// (3 dB: a local maximum of so wide a neighbourhood almost always stands this high; the
+    /// test drops the flat tops of digital silence and of steady tones.)
+    public static let prominence: Float = 3
+
+    public let sampleRate: Double
+    private let fft: RealFFT
+    private let window: [Float]
+    private let hop: Int
+    private var pending: [Float] = []
+    /// Log spectra of the last 2·neighbourFrames+1 frames, ring-ordered by frame.
+    private var levels: [[Float]]
+    /// Per frame of the ring, the running maximum across ±neighbourBins and the running sum.
+    private var bandMax: [[Float]]
+    private var bandSum: [[Float]]
+    private var framesDone = 0
+    private var ringSize: Int { 2 * Self.neighbourFrames + 1 }
+
+    public init(sampleRate: Double) throws {
+        guard sampleRate >= 8_000, sampleRate.isFinite else { throw SoundPrintError.rateTooLow(sampleRate) }
+        self.sampleRate = sampleRate
+        let length = Int((Self.frameDuration * sampleRate / 2).rounded()) * 2
+        fft = try RealFFT(size: length)
+        window = (0..<length).map { Float(0.5 - 0.5 * cos(2 * Double.pi * (Double($0) + 0.5) / Double(length))) }
+        hop = Int((Self.hopDuration * sampleRate).rounded())
+        let empty = [Float](repeating: -200, count: Self.binCount)
+        levels = [[Float]](repeating: empty, count: 2 * Self.neighbourFrames + 1)
+        bandMax = levels
+        bandSum = [[Float]](repeating: [Float](repeating: 0, count: Self.binCount), count: 2 * Self.neighbourFrames + 1)
+    }
+
+    /// Seconds between frames at this rate (the hop rounded to whole samples).
+    public var frameSeconds: Double { Double(hop) / sampleRate }
+
+    /// Reads samples; calls `found` for each peak that is settled.
+    public func process(_ samples: UnsafeBufferPointer<Float>, found: (SpectralPeak) -> Void) {
+        pending.append(contentsOf: samples)
+        var start = 0
+        let n = fft.size
+        while pending.count - start >= n {
+            analyse(frameAt: start)
+            start += hop
+            pick(found: found)
+        }
+        pending.removeFirst(start)
+    }
+
+    private func analyse(frameAt start: Int) {
+        let input = fft.input
+        pending.withUnsafeBufferPointer { p in
+            for i in 0..<fft.size { input[i] = p[start + i] * window[i] }
+        }
+        fft.forward()
+        let spectrum = fft.spectrum
+        let slot = framesDone % ringSize
+        // A floor 150 dB under a full-scale sine keeps digital silence finite.
+        let floor = Float(fft.size * fft.size) * 1e-15
+        levels[slot].withUnsafeMutableBufferPointer { out in
+            for b in 0..<Self.binCount {
+                let k = Self.lowestBin + b
+                let v = k < spectrum.count ? spectrum[k] : .zero
+                out[b] = 10 * log10(v.x * v.x + v.y * v.y + floor)
+            }
+        }
+        // Running max and sum across frequency, so the neighbourhood test costs a pass of the ring.
+        let w = Self.neighbourBins
+        let row = levels[slot]
+        for b in 0..<Self.binCount {
+            let lo = max(0, b - w), hi = min(Self.binCount - 1, b + w)
+            var m: Float = -.infinity, s: Float = 0
+            for j in lo...hi { m = max(m, row[j]); s += row[j] }
+            bandMax[slot][b] = m
+            bandSum[slot][b] = s / Float(hi - lo + 1)
+        }
+        framesDone += 1
+    }
+
+    /// Tests the frame in the middle of the ring, now that the frames after it are in.
+    private func pick(found: (SpectralPeak) -> Void) {
+        guard framesDone >= ringSize else { return }
+        let centreFrame = framesDone - 1 - Self.neighbourFrames
+        let centre = centreFrame % ringSize
+        let row = levels[centre]
+        for b in 0..<Self.binCount {
+            let v = row[b]
+            guard v >= bandMax[centre][b] else { continue }
+            var isPeak = true
+            var mean: Float = 0
+            for f in 0..<ringSize {
+                if bandMax[f][b] > v || (f != centre && bandMax[f][b] == v) { isPeak = false; break }
+                mean += bandSum[f][b]
+            }
+            let prominence = v - mean / Float(ringSize)
+            guard isPeak, prominence >= Self.prominence else { continue }
+            // Ties within the frame: the lowest bin wins.
+            if b > 0, row[b - 1] == v { continue }
+            found(SpectralPeak(frame: centreFrame, bin: Self.lowestBin + b, level: v, prominence: prominence))
+        }
+    }
+}
+
+/// Why a sound reading cannot be made or read.
+public enum SoundPrintError: Error, Equatable, CustomStringConvertible {
+    case rateTooLow(Double)
+    case damaged(String)
+    case tooLong(seconds: Double)
+
+    public var description: String {
+        switch self {
+        case .rateTooLow(let r): return "audio at \(r) Hz: the sound reading needs 8 kHz or more"
+        case .damaged(let why): return "sound reading damaged: \(why)"
+        case .tooLong(let s): return "a creative of \(Int(s)) s: a sound reading covers at most \(Int(SoundPrint.maxDuration)) s"
+        }
+    }
+}

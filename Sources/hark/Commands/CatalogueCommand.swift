@@ -1,0 +1,166 @@
+import ArgumentParser
+import Foundation
+import HarkCatalogue
+import HarkDSP
+import HarkEngine
+import HarkSoundFile
+
+/// `hark catalogue`: the campaigns a device listens for (docs/watermark.md, The campaign catalogue).
+struct CatalogueCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "catalogue",
+        abstract: "Build and read the campaign catalogue: payloads, dates and the sound of each creative.",
+        discussion: """
+        A catalogue is a file (SQLite) that holds, for each campaign, the payload its mark \
+        carries, its name, the days it is on air and a compact reading of its creative's sound \
+        (landmarks, about 30 kB for 30 s; never the audio). `hark detect --catalogue FILE` and \
+        harkd's `catalogue` setting listen for its campaigns by mark and by sound.
+        """,
+        subcommands: [Add.self, List.self, Remove.self])
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add a campaign's creative (the audio as aired) to a catalogue, creating the catalogue if needed.",
+            discussion: "A campaign already there under the same payload is replaced.")
+
+        @Argument(help: "Catalogue file.")
+        var catalogue: String
+
+        @Argument(help: "The creative as aired: an audio file, its mark already in it.")
+        var creative: String
+
+        @Option(help: ArgumentHelp("The payload its mark carries: 1 to 8 hex digits.", valueName: "hex"))
+        var payload: String
+
+        @OptionGroup var campaign: CampaignOptions
+
+        func validate() throws {
+            do { _ = try WatermarkPayload(hex: payload) } catch { throw ValidationError("--payload: \(error)") }
+        }
+
+        func run() throws {
+            let added = try CampaignOptions.add(creative: creative, payload: try WatermarkPayload(hex: payload), to: catalogue,
+                                                details: campaign)
+            try LineWriter.standardOutput.write(line: "\(catalogue): added \(added.payload.hex)" + (added.name.map { " (\($0))" } ?? "")
+                + String(format: ", %.1f s, %d bytes of sound reading", added.sound.duration, added.sound.bytes.count))
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List a catalogue's campaigns.")
+
+        @Argument(help: "Catalogue file.")
+        var catalogue: String
+
+        @Flag(help: #"One {"class":"campaign",…} object per line."#)
+        var json = false
+
+        func run() throws {
+            let campaigns = try CampaignOptions.read(catalogue)
+            let out = LineWriter.standardOutput
+            let today = Campaign.today()
+            for c in campaigns {
+                if json {
+                    var j = JSONLine()
+                    j.add("class", "campaign")
+                    j.add("payload", c.payload.hex)
+                    if let name = c.name { j.add("name", name) }
+                    if let from = c.from { j.add("from", from) }
+                    if let until = c.until { j.add("until", until) }
+                    j.add("on_air", c.isOnAir(on: today))
+                    j.add("seconds", c.sound.duration, decimals: 2)
+                    j.add("landmarks", c.sound.landmarks.count)
+                    j.add("bytes", c.sound.bytes.count)
+                    try out.write(line: j.line)
+                } else {
+                    let dates = "\(c.from ?? "…") to \(c.until ?? "…")"
+                    try out.write(line: String(format: "%@  %@  %6.1f s  %6d bytes  %@%@", c.payload.hex.padding(toLength: 8, withPad: " ", startingAt: 0),
+                                               dates, c.sound.duration, c.sound.bytes.count, c.isOnAir(on: today) ? "on air" : "off air",
+                                               c.name.map { "  " + $0 } ?? ""))
+                }
+            }
+            if !json && campaigns.isEmpty { try out.write(line: "\(catalogue): no campaigns") }
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove a campaign from a catalogue.")
+
+        @Argument(help: "Catalogue file.")
+        var catalogue: String
+
+        @Argument(help: "The campaign's payload (hex).")
+        var payload: String
+
+        func validate() throws {
+            do { _ = try WatermarkPayload(hex: payload) } catch { throw ValidationError("payload: \(error)") }
+        }
+
+        func run() throws {
+            let p = try WatermarkPayload(hex: payload)
+            guard FileManager.default.fileExists(atPath: catalogue) else {
+                Diagnostics.error(CatalogueError.noSuchFile(catalogue).description)
+                throw ExitCode.failure
+            }
+            let removed: Bool
+            do { removed = try CampaignCatalogue.openForWriting(catalogue).remove(p) } catch {
+                Diagnostics.error(error.description)
+                throw ExitCode.failure
+            }
+            guard removed else {
+                Diagnostics.error("\(catalogue): no campaign \(p.hex)")
+                throw ExitCode.failure
+            }
+            try LineWriter.standardOutput.write(line: "\(catalogue): removed \(p.hex)")
+        }
+    }
+}
+
+/// `--name`, `--from`, `--until`: what a catalogue says of a campaign beside its sound.
+struct CampaignOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The campaign's name, for people.", valueName: "text"))
+    var name: String?
+
+    @Option(help: ArgumentHelp("First day on air, YYYY-MM-DD (UTC).", valueName: "date"))
+    var from: String?
+
+    @Option(help: ArgumentHelp("Last day on air, YYYY-MM-DD (UTC).", valueName: "date"))
+    var until: String?
+
+    func validate() throws {
+        for (option, value) in [("--from", from), ("--until", until)] {
+            if let value, !Campaign.validDate(value) { throw ValidationError("\(option) must be a date as YYYY-MM-DD, not '\(value)'") }
+        }
+        if let from, let until, until < from { throw ValidationError("--until (\(until)) is before --from (\(from))") }
+    }
+
+    /// Reads the creative's sound and adds the campaign; every error is one line naming its file.
+    static func add(creative: String, payload: WatermarkPayload, to path: String, details: CampaignOptions) throws -> Campaign {
+        let sound: SoundPrint
+        do {
+            sound = try CreativeReading.read(SoundFileSource(path: creative))
+        } catch let error as SoundFileError {
+            Diagnostics.error(error.description)
+            throw ExitCode.failure
+        } catch {
+            Diagnostics.error("\(creative): \(error)")
+            throw ExitCode.failure
+        }
+        let campaign = Campaign(payload: payload, name: details.name, from: details.from, until: details.until, sound: sound)
+        do {
+            try CampaignCatalogue.openForWriting(path).add(campaign)
+        } catch {
+            Diagnostics.error(error.description)
+            throw ExitCode.failure
+        }
+        return campaign
+    }
+
+    /// A catalogue's campaigns, or an error line naming the file and exit 1.
+    static func read(_ path: String) throws -> [Campaign] {
+        do { return try CampaignCatalogue.read(path) } catch {
+            Diagnostics.error(error.description)
+            throw ExitCode.failure
+        }
+    }
+}

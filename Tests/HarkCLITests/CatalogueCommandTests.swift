@@ -1,0 +1,93 @@
+import Foundation
+import HarkTesting
+import Testing
+
+/// `hark catalogue` and the detecting commands' `--catalogue FILE`, run as a user would.
+@Suite struct CatalogueCommandTests {
+    let dir = TemporaryDirectory()
+
+    private func generate(_ kind: String, _ name: String, seconds: Double = 10, seed: Int = 1) throws -> String {
+        let path = dir.file(name)
+        let run = try Hark.run(["generate", kind, path, "--duration", String(seconds), "--seed", String(seed)])
+        #expect(run.status == 0, "\(run.stderr)")
+        return path
+    }
+
+    /// A catalogue of two campaigns: generated music marked with c0ffee42 as it leaves the
+    /// embedder, and pink noise (unmarked) as 00001234.
+    private func catalogue() throws -> (catalogue: String, aired: String) {
+        let host = try generate("music", "host.wav"), aired = dir.file("aired.wav"), catalogue = dir.file("campaigns.hark")
+        let embed = try Hark.run(["embed", host, aired, "--payload", "c0ffee42", "--catalogue", catalogue,
+                                  "--name", "Coffee", "--from", "2026-01-01", "--until", "2099-12-31"])
+        #expect(embed.status == 0, "\(embed.stderr)")
+        #expect(embed.stdout.contains("\(catalogue): added c0ffee42"))
+        let noise = try generate("pink", "noise.wav")
+        let add = try Hark.run(["catalogue", "add", catalogue, noise, "--payload", "1234"])
+        #expect(add.status == 0 && add.stdout.contains("added 00001234"), "\(add.stderr)")
+        return (catalogue, aired)
+    }
+
+    @Test func listsWhatItHolds() throws {
+        let (catalogue, _) = try catalogue()
+        let list = try Hark.run(["catalogue", "list", catalogue, "--json"])
+        #expect(list.status == 0, "\(list.stderr)")
+        let objects = list.jsonObjects.compactMap { $0 }
+        #expect(objects.map { $0["payload"] as? String } == ["00001234", "c0ffee42"])
+        let coffee = try #require(objects.last)
+        #expect(coffee["class"] as? String == "campaign" && coffee["name"] as? String == "Coffee")
+        #expect(coffee["from"] as? String == "2026-01-01" && coffee["until"] as? String == "2099-12-31")
+        #expect(coffee["on_air"] as? Bool == true && objects.first?["on_air"] as? Bool == true)
+        // A reading, never the audio: 10 s of 48 kHz audio is 960 kB as 16-bit samples.
+        #expect((coffee["bytes"] as? Int ?? .max) < 25_000 && (coffee["landmarks"] as? Int ?? 0) > 500, "\(coffee)")
+        #expect(try Hark.run(["catalogue", "list", catalogue]).stdout.contains("c0ffee42  2026-01-01 to 2099-12-31"))
+        let removed = try Hark.run(["catalogue", "remove", catalogue, "1234"])
+        #expect(removed.status == 0)
+        #expect(try Hark.run(["catalogue", "list", catalogue, "--json"]).jsonObjects.count == 1)
+        let again = try Hark.run(["catalogue", "remove", catalogue, "1234"])
+        #expect(again.status == 1 && again.stderr.contains("\(catalogue): no campaign 00001234"))
+    }
+
+    @Test func detectNamesTheCampaignBySoundThenByMarkAndSound() throws {
+        let (catalogue, aired) = try catalogue()
+        let run = try Hark.run(["detect", "--json", aired, "--catalogue", catalogue])
+        #expect(run.status == 0, "\(run.stderr)")
+        let found = run.jsonObjects.compactMap { $0 }
+        #expect(found.allSatisfy { $0["payload"] as? String == "c0ffee42" }, "\(run.stdout)")
+        let first = try #require(found.first)
+        #expect(first["evidence"] as? String == "sound" && (first["t"] as? Double ?? 99) < 2, "\(first)")
+        #expect(first["score"] is NSNull && (first["sound_votes"] as? Int ?? 0) > 0 && first["offset"] is Double)
+        #expect(found.contains { $0["evidence"] as? String == "mark+sound" && $0["score"] is Double }, "\(run.stdout)")
+        // The noise campaign's own creative is named by its sound alone.
+        let noise = try Hark.run(["detect", dir.file("noise.wav"), "--catalogue", catalogue])
+        #expect(noise.status == 0 && noise.stdout.contains("payload 00001234") && noise.stdout.contains("by its sound"), "\(noise.stdout)")
+        // Audio that is none of them: nothing, exit 2.
+        let other = try generate("pink", "other.wav", seed: 9)
+        let none = try Hark.run(["detect", other, "--catalogue", catalogue])
+        #expect(none.status == 2 && none.stdout.contains("no watermark found"), "\(none.stdout)")
+    }
+
+    @Test func refusesCataloguesItCannotTrustByName() throws {
+        let (catalogue, aired) = try catalogue()
+        let missing = dir.file("none.hark")
+        let list = try Hark.run(["catalogue", "list", missing])
+        #expect(list.status == 1 && list.stderr.contains("\(missing): no such catalogue"), "\(list.stderr)")
+        // Neither a file nor a list of payloads.
+        let typo = try Hark.run(["detect", aired, "--catalogue", missing])
+        #expect(typo.status != 0 && typo.stderr.contains("--catalogue: no such catalogue file '\(missing)'"), "\(typo.stderr)")
+        let text = dir.write("notes.txt", Array("c0ffee42\n".utf8))
+        let foreign = try Hark.run(["detect", aired, "--catalogue", text])
+        #expect(foreign.status == 1 && foreign.stderr.contains("\(text): not a Hark campaign catalogue (not a SQLite database)"))
+        let whole = try Data(contentsOf: URL(fileURLWithPath: catalogue))
+        let cut = dir.write("cut.hark", Array(whole.prefix(whole.count * 2 / 3)))
+        let truncated = try Hark.run(["detect", aired, "--catalogue", cut])
+        #expect(truncated.status == 1 && truncated.stderr.contains("\(cut): catalogue damaged"), "\(truncated.stderr)")
+        let bad = try Hark.run(["catalogue", "add", catalogue, dir.file("absent.wav"), "--payload", "99"])
+        #expect(bad.status == 1 && bad.stderr.contains("absent.wav"), "\(bad.stderr)")
+        let dates = try Hark.run(["catalogue", "add", catalogue, aired, "--payload", "99", "--from", "2026-12-01", "--until", "2026-11-01"])
+        #expect(dates.status != 0 && dates.stderr.contains("--until (2026-11-01) is before --from (2026-12-01)"))
+        let orphan = try Hark.run(["embed", aired, dir.file("x.wav"), "--payload", "99", "--name", "x"])
+        #expect(orphan.status != 0 && orphan.stderr.contains("give --catalogue too"))
+        // None of that changed the catalogue.
+        #expect(try Hark.run(["catalogue", "list", catalogue, "--json"]).jsonObjects.count == 2)
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import HarkDSP
+import HarkTesting
+import Testing
+@testable import HarkCatalogue
+
+/// The catalogue on real SQLite files: what it keeps, and how it refuses files it cannot trust.
+@Suite struct CampaignCatalogueTests {
+    private let temporary = TemporaryDirectory(prefix: "hark-catalogue")
+
+    private func print(_ seed: UInt64, seconds: Double = 8) throws -> SoundPrint {
+        var x = [Float](repeating: 0, count: Int(seconds * 16_000))
+        x.withUnsafeMutableBufferPointer { var g = MusicGenerator(rms: 0.1, sampleRate: 16_000, seed: seed, style: .drawn(seed: seed)); g.render(into: $0) }
+        return try x.withUnsafeBufferPointer { try SoundPrint.read($0, sampleRate: 16_000) }
+    }
+
+    @Test func keepsCampaignsAcrossReopeningAndReplacesByPayload() throws {
+        let path = temporary.file("c.hark")
+        let a = Campaign(payload: WatermarkPayload(0xc0ffee42), name: "Coffee", from: "2026-11-01", until: "2026-12-31", sound: try print(1))
+        let b = Campaign(payload: WatermarkPayload(0x1234), sound: try print(2))
+        do {
+            let c = try CampaignCatalogue.openForWriting(path)
+            try c.add(a)
+            try c.add(b)
+        }
+        #expect(try CampaignCatalogue.read(path) == [b, a])
+        var renamed = a
+        renamed.name = "Coffee, second cut"
+        let c = try CampaignCatalogue.openForWriting(path)
+        try c.add(renamed)
+        #expect(try c.remove(WatermarkPayload(0x1234)))
+        #expect(try !c.remove(WatermarkPayload(0x1234)))
+        #expect(try CampaignCatalogue.read(path) == [renamed])
+        // Never the audio: a reading of 8 s is a few kilobytes.
+        #expect(a.sound.bytes.count < 8 * 64_000 / 30)
+    }
+
+    @Test func datesDecideWhatIsOnAir() throws {
+        let c = Campaign(payload: WatermarkPayload(1), from: "2026-11-01", until: "2026-11-30", sound: SoundPrint(landmarks: [], duration: 1))
+        #expect(c.isOnAir(on: "2026-11-01") && c.isOnAir(on: "2026-11-30"))
+        #expect(!c.isOnAir(on: "2026-10-31") && !c.isOnAir(on: "2026-12-01"))
+        #expect(Campaign.validDate("2026-02-28") && !Campaign.validDate("2026-2-28") && !Campaign.validDate("tomorrow"))
+        #expect(Campaign.validDate(Campaign.today()))
+    }
+
+    @Test func refusesMissingEmptyAndForeignFilesByName() throws {
+        let missing = temporary.file("none.hark")
+        #expect(throws: CatalogueError.noSuchFile(missing)) { try CampaignCatalogue.read(missing) }
+        let empty = temporary.write("empty.hark", [])
+        #expect(throws: CatalogueError.notACatalogue(empty, "empty file")) { try CampaignCatalogue.read(empty) }
+        let text = temporary.write("payloads.txt", Array("c0ffee42, 1234\n".utf8))
+        #expect(throws: CatalogueError.notACatalogue(text, "not a SQLite database")) { try CampaignCatalogue.read(text) }
+        // Nor is a text file written over when asked to add to it.
+        #expect(throws: CatalogueError.notACatalogue(text, "not a SQLite database")) { try CampaignCatalogue.openForWriting(text) }
+        #expect(try String(contentsOfFile: text, encoding: .utf8) == "c0ffee42, 1234\n")
+        // Another program's SQLite file.
+        let foreign = temporary.file("other.sqlite")
+        let sqlite = Process()
+        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        sqlite.arguments = ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(foreign)'); c.execute('create table t (x)'); c.commit()"]
+        try sqlite.run()
+        sqlite.waitUntilExit()
+        #expect(throws: CatalogueError.notACatalogue(foreign, "a SQLite database of another program")) { try CampaignCatalogue.read(foreign) }
+    }
+
+    @Test func refusesANewerVersion() throws {
+        let path = temporary.file("new.hark")
+        try CampaignCatalogue.openForWriting(path).add(Campaign(payload: WatermarkPayload(7), sound: try print(3)))
+        try setUserVersion(path, 2)
+        #expect(throws: CatalogueError.newerVersion(path, found: 2)) { try CampaignCatalogue.read(path) }
+        #expect(throws: CatalogueError.newerVersion(path, found: 2)) { try CampaignCatalogue.openForWriting(path) }
+    }
+
+    @Test func refusesATruncatedCatalogue() throws {
+        let path = temporary.file("big.hark")
+        let c = try CampaignCatalogue.openForWriting(path)
+        for n in 0..<6 { try c.add(Campaign(payload: WatermarkPayload(UInt32(n)), sound: try print(UInt64(10 + n), seconds: 20))) }
+        let whole = try Data(contentsOf: URL(fileURLWithPath: path))
+        let cut = temporary.write("cut.hark", Array(whole.prefix(whole.count / 2)))
+        let error = #expect(throws: CatalogueError.self) { try CampaignCatalogue.read(cut) }
+        #expect(error?.description.hasPrefix("\(cut): catalogue damaged") == true)
+    }
+
+    @Test func refusesADamagedSoundReading() throws {
+        let good = try print(4)
+        var bytes = good.bytes
+        bytes.removeLast(3)
+        #expect(throws: SoundPrintError.self) { try SoundPrint(bytes: bytes) }
+        #expect(try SoundPrint(bytes: good.bytes) == good)
+    }
+
+    private func setUserVersion(_ path: String, _ v: Int) throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(path)'); c.execute('pragma user_version = \(v)'); c.commit()"]
+        try p.run()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import Testing
+@testable import HarkDSP
+
+/// The reading of a creative's own sound alone: landmarks, the catalogue's index with what
+/// creatives share left out, and the matcher through a room, noise and clock drift.
+@Suite struct SoundReadingTests {
+    static let rate = 16_000.0
+
+    private func render<G: SignalGenerator>(_ g: G, seconds: Double) -> [Float] {
+        var g = g
+        var x = [Float](repeating: 0, count: Int(seconds * Self.rate))
+        x.withUnsafeMutableBufferPointer { g.render(into: $0) }
+        return x
+    }
+
+    private func song(_ seed: UInt64, seconds: Double = 30, rms: Double = 0.1) -> [Float] {
+        render(MusicGenerator(rms: rms, sampleRate: Self.rate, seed: seed, style: .drawn(seed: seed)), seconds: seconds)
+    }
+
+    private func line(_ instrument: SoloLineGenerator.Instrument, _ seed: UInt64, seconds: Double = 30) -> [Float] {
+        render(SoloLineGenerator(instrument, rms: 0.1, sampleRate: Self.rate, seed: seed), seconds: seconds)
+    }
+
+    private func reading(_ x: [Float]) throws -> SoundPrint {
+        try x.withUnsafeBufferPointer { try SoundPrint.read($0, sampleRate: Self.rate) }
+    }
+
+    /// The room of the bench's living room (RT60 0.5 s at 2.7 m in 54 m³) and pink noise at
+    /// `snr` dB under the programme as received.
+    private func throughRoom(_ x: [Float], snr: Double, seed: UInt64) throws -> [Float] {
+        let h = RoomImpulseResponse.synthesize(rt60: 0.5, distance: 2.7, volume: 54, sampleRate: Self.rate, seed: seed)
+        let room = try FFTConvolver(impulseResponse: h)
+        var y: [Float] = []
+        x.withUnsafeBufferPointer { room.process($0, into: &y) }
+        room.finish(into: &y)
+        y = Array(y.prefix(x.count))
+        let noise = render(PinkNoiseGenerator(rms: 1, sampleRate: Self.rate, seed: seed &+ 1), seconds: Double(y.count) / Self.rate)
+        let scale = Float(rms(y) / rms(noise) * pow(10, -snr / 20))
+        return zip(y, noise).map { $0 + scale * $1 }
+    }
+
+    private func rms(_ x: [Float]) -> Double { (x.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(1, x.count))).squareRoot() }
+
+    private func listen(_ index: SoundIndex, _ y: ArraySlice<Float>, rate: Double = rate, threshold: Int = SoundMatcher.defaultThreshold) throws -> [SoundMatch] {
+        let m = try SoundMatcher(index: index, sampleRate: rate, threshold: threshold)
+        var out: [SoundMatch] = []
+        var i = y.startIndex
+        while i < y.endIndex {
+            let n = min(1024, y.endIndex - i)
+            out += y[i..<(i + n)].withUnsafeBufferPointer { m.process($0) }
+            i += n
+        }
+        return out
+    }
+
+    @Test func aLandmarkHashesItsPeaksIntoTwentyBits() {
+        let a = SpectralPeak(frame: 10, bin: 200, level: 0), b = SpectralPeak(frame: 14, bin: 190, level: 0)
+        let l = Landmark(anchor: a, target: b)
+        #expect(l.frame == 10)
+        #expect(l.hash == UInt32(200) << 12 | UInt32(-10 + 32) << 6 | 4)
+        #expect(l.hash < 1 << Landmark.hashBits)
+    }
+
+    @Test func aReadingIsCompactAndSurvivesItsBytes() throws {
+        let print = try reading(song(1))
+        // ≤ 64 kB for 30 s is the catalogue's budget.
+        #expect(print.bytes.count < 64_000 && print.landmarks.count > 30 * 50)
+        #expect(try SoundPrint(bytes: print.bytes) == print)
+        var bytes = print.bytes
+        bytes[0] = UInt8(ascii: "X")
+        #expect(throws: SoundPrintError.damaged("not a sound reading")) { try SoundPrint(bytes: bytes) }
+    }
+
+    /// A jingle: a solo line over a song of its own.
+    private func jingle(_ seed: UInt64, _ instrument: SoloLineGenerator.Instrument) -> [Float] {
+        zip(song(seed, rms: 0.05), line(instrument, seed &+ 1)).map(+)
+    }
+
+    private func noise(_ seed: UInt64) -> [Float] {
+        render(PinkNoiseGenerator(rms: 0.1, sampleRate: Self.rate, seed: seed), seconds: 30)
+    }
+
+    @Test func namesTheCreativeAndWhereItIsThroughARoomAndNoise() throws {
+        let creatives = [song(1), jingle(2, .flute), song(3), noise(4)]
+        let index = SoundIndex(prints: try creatives.map(reading))
+        for (k, creative) in creatives.enumerated() {
+            let y = try throughRoom(creative, snr: 10, seed: UInt64(k))
+            let start = Int(11.5 * Self.rate)
+            let found = try listen(index, y[start..<(start + Int(10 * Self.rate))])
+            #expect(found.first?.reference == k, "creative \(k): \(found)")
+            #expect(found.allSatisfy { $0.reference == k }, "creative \(k): \(found)")
+            // Where the creative was when it was named, to within 0.1 s (the room delays what it
+            // carries: 8 ms of flight and the build-up of its reverberation move the peaks later
+            // by up to four frames), or a place where it sounds the same.
+            if let m = found.first, let offset = m.offset {
+                let expected = 11.5 + m.time
+                #expect(abs(offset - expected) < 0.1 || soundsTheSame(creative, at: offset, as: expected), "creative \(k): \(found)")
+            }
+            // A song's chords come back, so where it is may stay open (nil) when it is named; the
+            // jingle's line and the noise do not repeat, and their place is told at once.
+            if k == 1 || k == 3 { #expect(found.first?.offset != nil, "creative \(k): \(found)") }
+        }
+    }
+
+    /// Whether the second before `a` and the second before `b` of `x` are the same sound, to
+    /// 20 dB (aligned to the best of ±2 frames).
+    private func soundsTheSame(_ x: [Float], at a: Double, as b: Double) -> Bool {
+        let n = Int(Self.rate), i = Int(a * Self.rate) - n, j = Int(b * Self.rate) - n
+        guard i >= 64, j >= 64, i + n + 64 <= x.count, j + n + 64 <= x.count else { return false }
+        let energy = (0..<n).reduce(0.0) { $0 + Double(x[j + $1]) * Double(x[j + $1]) }
+        return stride(from: -64, through: 64, by: 1).contains { d in
+            (0..<n).reduce(0.0) { let e = Double(x[i + d + $1] - x[j + $1]); return $0 + e * e } < 0.01 * energy
+        }
+    }
+
+    @Test func refusesAudioThatIsNoneOfItsCreatives() throws {
+        // (Solo lines of one instrument from one generator are not "other audio": they play the
+        // same notes to the same beat, and share landmarks as two takes of one tune would.)
+        let index = SoundIndex(prints: try [song(1), jingle(2, .flute), song(3), noise(4)].map(reading))
+        for other in [song(11), song(12), jingle(13, .piano), noise(14)] {
+            // The threshold's margin: no other audio comes within two-thirds of it.
+            let found = try listen(index, other[...], threshold: SoundMatcher.defaultThreshold * 2 / 3)
+            #expect(found.isEmpty, "\(found)")
+        }
+    }
+
+    @Test func aSharedMusicBedNamesNoCampaign() throws {
+        // Two campaigns license the same song under different lines; a third uses it alone.
+        let bed = song(21, rms: 0.05)
+        let a = zip(bed, line(.flute, 22)).map(+), b = zip(bed, line(.piano, 23)).map(+)
+        let index = SoundIndex(prints: try [a, b].map(reading))
+        #expect(index.sharedCount > 0)
+        #expect(try listen(index, bed[...]).isEmpty)
+        // Each campaign is still named by what is its own.
+        #expect(try listen(index, a[...]).first?.reference == 0)
+        #expect(try listen(index, b[...]).first?.reference == 1)
+    }
+
+    @Test func clockDriftOfAHundredAndFiftyPPMKeepsTheAlignment() throws {
+        let creative = song(31)
+        let index = SoundIndex(prints: [try reading(creative)])
+        for ppm in [150.0, -150.0] {
+            let resampler = Resampler(from: Self.rate, to: Self.rate * (1 + ppm * 1e-6))
+            var y: [Float] = []
+            creative.withUnsafeBufferPointer { resampler.process($0, into: &y) }
+            resampler.finish(into: &y)
+            let found = try listen(index, y[...])
+            #expect(found.first?.reference == 0)
+            #expect(found.first.map { abs(($0.offset ?? -1) - $0.time) < 0.04 } == true, "\(found)")
+        }
+    }
+
+    @Test func aCreativeReadAtAnotherRateIsFound() throws {
+        // A catalogue made from the 48 kHz master, a device capturing at 16 kHz.
+        let master = render(MusicGenerator(rms: 0.1, sampleRate: 48_000, seed: 41, style: .drawn(seed: 41)), seconds: 20 / 3)
+        let index = SoundIndex(prints: [try master.withUnsafeBufferPointer { try SoundPrint.read($0, sampleRate: 48_000) }])
+        let resampler = Resampler(from: 48_000, to: Self.rate)
+        var y: [Float] = []
+        master.withUnsafeBufferPointer { resampler.process($0, into: &y) }
+        resampler.finish(into: &y)
+        #expect(try listen(index, y[...]).first?.reference == 0)
+    }
+}
