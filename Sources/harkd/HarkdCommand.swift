@@ -58,7 +58,7 @@ struct HarkdCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Watermark band: tv (default) or stadium; the embedder's.", valueName: "tv|stadium"))
     var profile: String?
 
-    @Option(help: ArgumentHelp("Payloads on air (hex, comma-separated): detect only these, at a lower threshold.", valueName: "hex,…"))
+    @Option(help: ArgumentHelp("A campaign catalogue file (hark catalogue add): listen for its campaigns on air by mark and by sound. Or payloads on air (hex, comma-separated): detect only these, at a lower threshold.", valueName: "file|hex,…"))
     var catalogue: String?
 
     @Option(help: ArgumentHelp("Read the catalogue from a file (payloads separated by commas, spaces or lines; # comments).", valueName: "path"))

@@ -217,3 +217,64 @@ do {
         }
     }
 }
+
+
+// MARK: - the creative's sound
+
+do {
+    // Creatives of 30 s: other songs (their styles drawn from the seed), read at 16 kHz (a
+    // reading does not depend on the rate it was read at).
+    func creative(_ seed: UInt64) -> [Float] {
+        var g = MusicGenerator(rms: 0.1, sampleRate: 16_000, seed: seed, style: .drawn(seed: seed))
+        var x = [Float](repeating: 0, count: 30 * 16_000)
+        x.withUnsafeMutableBufferPointer { g.render(into: $0) }
+        return x
+    }
+    func reading(_ x: [Float], rate: Double) -> SoundPrint {
+        x.withUnsafeBufferPointer { try! SoundPrint.read($0, sampleRate: rate) }
+    }
+    let first = creative(1)
+    let readSpeed = throughput(audioSeconds: 30) { _ = reading(first, rate: 16_000) }
+    row("SoundPrint.read, a 30 s creative at 16 kHz", String(format: "%6.0f× real time", readSpeed))
+    var prints = [reading(first, rate: 16_000)] + (2...100).map { reading(creative(UInt64($0)), rate: 16_000) }
+    let bytes = prints.map { Double($0.bytes.count) }
+    row("a 30 s creative's reading (100 songs)", String(format: "%6.1f kB mean, %.1f kB most", bytes.reduce(0, +) / 100 / 1000,
+                                                         (bytes.max() ?? 0) / 1000))
+    // The index a catalogue of 100 (and of 1 000: each song ten times over, transposed by 3 to
+    // 27 bins, so the copies share little) becomes when it is loaded, shared sound found.
+    func indexTime(_ p: [SoundPrint]) -> Double {
+        let start = Date()
+        _ = SoundIndex(prints: p)
+        return Date().timeIntervalSince(start)
+    }
+    row("SoundIndex of 100 creatives (built on load)", String(format: "%6.3f s", indexTime(prints)))
+    let thousand = (0..<10).flatMap { k in prints.map { p in
+        SoundPrint(landmarks: p.landmarks.compactMap { l in
+                       let bin = Int(l.hash >> 12) + 3 * k
+                       return bin > SpectralPeakPicker.highestBin ? nil : Landmark(hash: UInt32(bin) << 12 | (l.hash & 0xfff), frame: l.frame)
+                   },
+                   peaks: p.peaks.map { SpectralPeak(frame: $0.frame, bin: $0.bin + 3 * k, level: 0) },
+                   duration: p.duration)
+    } }
+    row("SoundIndex of 1 000 creatives (built on load)", String(format: "%6.3f s", indexTime(thousand)))
+    // Listening at the capture rate: the 48 kHz master of the first creative among 100.
+    var g = MusicGenerator(rms: 0.1, sampleRate: rate, seed: 1, style: .drawn(seed: 1))
+    var master = [Float](repeating: 0, count: Int(60 * rate))
+    master.withUnsafeMutableBufferPointer { g.render(into: $0) }
+    prints[0] = reading(Array(master.prefix(Int(30 * rate))), rate: rate)
+    let index = SoundIndex(prints: prints)
+    for (name, signal) in [("unmarked pink noise", pink), ("the creative itself", master)] {
+        let speed = throughput(audioSeconds: 60) {
+            let matcher = try! SoundMatcher(index: index, sampleRate: rate)
+            signal.withUnsafeBufferPointer { buf in
+                var i = 0
+                while i < buf.count {
+                    let n = min(4096, buf.count - i)
+                    _ = matcher.process(UnsafeBufferPointer(rebasing: buf[i..<(i + n)]))
+                    i += n
+                }
+            }
+        }
+        row("SoundMatcher, 48 kHz, 100 creatives, \(name)", String(format: "%6.0f× real time", speed))
+    }
+}

@@ -39,7 +39,11 @@ public final class SoundMatcher {
     private let sampleRate: Double
     private let windowFrames: Int
 
-    private struct Vote { var frame: Int; var key: Int64; var shared: Bool }
+    private struct Vote { var frame: Int; var key: Int64; var counted: Bool; var countedAll: Bool }
+    private struct AnchorVote: Hashable { var key: Int64; var frame: Int }
+    /// The (alignment, input anchor frame) pairs that have voted, unshared and all.
+    private var seen = Set<AnchorVote>()
+    private var seenAll = Set<AnchorVote>()
     private var votes: [Vote] = []
     private var votesHead = 0
     private var counts: [Int64: Int32] = [:]
@@ -80,15 +84,21 @@ public final class SoundMatcher {
 
     private func key(_ reference: Int32, _ alignment: Int) -> Int64 { Int64(reference) << 32 | Int64(UInt32(bitPattern: Int32(alignment))) }
 
+    /// A vote counts once per anchor frame of the input: the landmarks of one event (a chord's
+    /// partials, a drum) all start at one frame, and an event that happens to match by itself
+    /// (the same chord in another song) is one piece of evidence, not twenty.
     private func vote(_ l: Landmark) {
         index.entries(for: l.hash) { reference, frame, shared in
             let k = key(reference, l.frame - Int(frame))
-            if !shared {
+            let id = AnchorVote(key: k, frame: l.frame)
+            let counted = !shared && seen.insert(id).inserted
+            if counted {
                 counts[k, default: 0] += 1
                 touched.append(k)
             }
-            allCounts[k, default: 0] += 1
-            votes.append(Vote(frame: l.frame, key: k, shared: shared))
+            let countedAll = seenAll.insert(id).inserted
+            if countedAll { allCounts[k, default: 0] += 1 }
+            if counted || countedAll { votes.append(Vote(frame: l.frame, key: k, counted: counted, countedAll: countedAll)) }
         }
     }
 
@@ -100,8 +110,15 @@ public final class SoundMatcher {
         }
         while votesHead < votes.count && votes[votesHead].frame < frame {
             let v = votes[votesHead]
-            if !v.shared { drop(v.key, from: &counts) }
-            drop(v.key, from: &allCounts)
+            let id = AnchorVote(key: v.key, frame: v.frame)
+            if v.counted {
+                drop(v.key, from: &counts)
+                seen.remove(id)
+            }
+            if v.countedAll {
+                drop(v.key, from: &allCounts)
+                seenAll.remove(id)
+            }
             votesHead += 1
         }
         if votesHead > 4096 && votesHead * 2 > votes.count {
@@ -199,7 +216,7 @@ public final class SoundIndex: Sendable {
     /// A landmark is shared with another creative when that creative holds this many of the
     /// landmarks around it (within a second) at one alignment: the same music bed, jingle or
     /// phrase. Shared landmarks are not indexed: they cannot tell their creatives apart.
-    public static let sharedVotes = 4
+    public static let sharedVotes = 8
     static let sharedBlockFrames = 64
 
     /// - Parameter prints: the creatives; index `i` in a ``SoundMatch`` is `prints[i]`.

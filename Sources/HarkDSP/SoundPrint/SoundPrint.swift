@@ -52,7 +52,12 @@ public struct SoundPrint: Sendable, Equatable {
         return SoundPrint(landmarks: landmarks, peaks: all, duration: duration)
     }
 
-    /// The most prominent ``peaksPerSecond`` of each second, in frame order.
+    /// Peaks a creative keeps in one frame: a transient across the band (a drum, a click) peaks
+    /// in every few bins at once, and its landmarks are what every other transient makes too.
+    public static let peaksPerFrame = 1000
+
+    /// The most prominent ``peaksPerSecond`` of each second, at most ``peaksPerFrame`` of a
+    /// frame, in frame order.
     static func thin(_ peaks: [SpectralPeak], frameSeconds: Double) -> [SpectralPeak] {
         let framesPerBlock = max(1, Int((1 / frameSeconds).rounded()))
         var kept: [SpectralPeak] = []
@@ -61,7 +66,11 @@ public struct SoundPrint: Sendable, Equatable {
             let block = peaks[i].frame / framesPerBlock
             var j = i
             while j < peaks.count && peaks[j].frame / framesPerBlock == block { j += 1 }
-            kept += peaks[i..<j].sorted { $0.prominence > $1.prominence }.prefix(peaksPerSecond)
+            var perFrame: [Int: Int] = [:]
+            kept += peaks[i..<j].sorted { $0.prominence > $1.prominence }.filter { p in
+                perFrame[p.frame, default: 0] += 1
+                return perFrame[p.frame]! <= peaksPerFrame
+            }.prefix(peaksPerSecond)
             i = j
         }
         return kept.sorted { ($0.frame, $0.bin) < ($1.frame, $1.bin) }
@@ -149,11 +158,10 @@ public final class SoundPrintReader {
         picker.process(samples) { peak in pairer.add(peak, found: found) }
     }
 
-    /// Every peak of a whole recording, the last frames included (read with silence after them).
+    /// Every peak of a whole recording but its last 0.14 s. (Read on into silence, the end of a
+    /// creative cut short is a click across the band, whose landmarks any drum or hi-hat in a
+    /// room also makes: 10 minutes of unmarked music named one creative's end 10 times.)
     func peaks(_ samples: UnsafeBufferPointer<Float>, found: (SpectralPeak) -> Void) {
         picker.process(samples, found: found)
-        let tail = [Float](repeating: 0, count: Int(picker.sampleRate * (SpectralPeakPicker.frameDuration
-            + Double(SpectralPeakPicker.neighbourFrames + 1) * SpectralPeakPicker.hopDuration)))
-        tail.withUnsafeBufferPointer { picker.process($0, found: found) }
     }
 }

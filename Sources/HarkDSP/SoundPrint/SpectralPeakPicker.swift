@@ -13,6 +13,10 @@ public struct SpectralPeak: Sendable, Equatable {
     public var level: Float
     /// dB over its neighbourhood's mean: how well it would stand out of added noise.
     public var prominence: Float = 0
+
+    public init(frame: Int, bin: Int, level: Float, prominence: Float = 0) {
+        (self.frame, self.bin, self.level, self.prominence) = (frame, bin, level, prominence)
+    }
 }
 
 /// Finds spectral peaks in a stream of mono samples at any rate from 8 kHz, the way landmark
