@@ -25,7 +25,7 @@ public struct SoundMatch: Sendable, Equatable {
 public final class SoundMatcher {
     /// Votes at one alignment that name a creative. Chance alignments on unmarked audio stay far
     /// below (docs/watermark.md, Sound reading: the calibration and its margin).
-    public static let defaultThreshold = 15
+    public static let defaultThreshold = 20
     /// The window votes are counted over.
     public static let defaultWindow = 6.0
 
@@ -141,14 +141,17 @@ public final class SoundMatcher {
     func bestAlignments(shared: Bool = false) -> [Int: (alignment: Int, votes: Int, runnerUp: Int)] {
         var best: [Int: (alignment: Int, votes: Int, runnerUp: Int)] = [:]
         let counts = shared ? allCounts : counts
+        // Ties go to the earlier alignment, so the answer does not depend on the order a
+        // dictionary happens to keep.
         for k in counts.keys {
             let r = Int(k >> 32), s = score(k, counts), a = Int(Int32(truncatingIfNeeded: k))
-            guard let b = best[r] else { best[r] = (a, s, 0); continue }
-            if s > b.votes {
-                best[r] = (a, s, abs(a - b.alignment) > 1 ? b.votes : b.runnerUp)
-            } else if abs(a - b.alignment) > 1 && s > b.runnerUp {
-                best[r]!.runnerUp = s
-            }
+            if let b = best[r], s < b.votes || (s == b.votes && a >= b.alignment) { continue }
+            best[r] = (a, s, 0)
+        }
+        for k in counts.keys {
+            let r = Int(k >> 32), a = Int(Int32(truncatingIfNeeded: k))
+            guard let b = best[r], abs(a - b.alignment) > 1 else { continue }
+            best[r]!.runnerUp = max(b.runnerUp, score(k, counts))
         }
         return best
     }
@@ -211,7 +214,15 @@ public final class SoundIndex: Sendable {
     /// share sound (``SoundMatcher/rivalRatio``), never to name one.
     private let entryShared: [Bool]
     private let bucketStart: [Int32]
-    private static let bucketShift: UInt32 = 8
+    /// `bucketStart[h]` is where hash `h`'s entries begin: 4 MB for direct lookups.
+    private static let bucketShift: UInt32 = 0
+    /// A hash that this many creatives' landmarks hold on average is everywhere (the partials
+    /// of a common chord, a steady hum) and tells nothing: it is not indexed. Without this cap
+    /// the work of an index and of a lookup grew with the square of such a hash's count: an
+    /// index of 1 000 creatives took 297 s to build (tools/bench).
+    static func commonHashLimit(entries: Int) -> Int {
+        max(32, 8 * entries >> Landmark.hashBits)
+    }
 
     /// A landmark is shared with another creative when that creative holds this many of the
     /// landmarks around it (within a second) at one alignment: the same music bed, jingle or
@@ -228,12 +239,24 @@ public final class SoundIndex: Sendable {
             for l in print.landmarks { all.append((l.hash, Int32(r), Int32(l.frame))) }
         }
         all.sort { $0.0 < $1.0 }
+        let limit = Self.commonHashLimit(entries: all.count)
+        var uncommon: [(UInt32, Int32, Int32)] = []
+        uncommon.reserveCapacity(all.count)
+        var i = 0
+        while i < all.count {
+            var j = i
+            while j < all.count && all[j].0 == all[i].0 { j += 1 }
+            if j - i <= limit { uncommon += all[i..<j] }
+            i = j
+        }
+        commonCount = all.count - uncommon.count
+        all = uncommon
         let (hashes, refs, frames, starts) = Self.table(all)
         // Drop what creatives share, each creative read against the others as a room would be.
         var keep = [Bool](repeating: true, count: all.count)
         var shared = 0
         var related = [Set<Int32>](repeating: [], count: prints.count)
-        let peakSets = prints.map { PeakSet($0.peaks) }
+        var peakSets: [Int32: PeakSet] = [:]
         var position: [UInt64: Int] = [:]
         for i in all.indices { position[UInt64(all[i].0) << 40 | UInt64(all[i].1) << 20 | UInt64(all[i].2)] = i }
         for (r, print) in prints.enumerated() where prints.count > 1 {
@@ -243,12 +266,24 @@ public final class SoundIndex: Sendable {
             }
             func each(_ l: Landmark, _ body: (Int64) -> Void) {
                 let b = Int(l.hash >> Self.bucketShift)
-                for i in Int(starts[b])..<Int(starts[b + 1]) where hashes[i] == l.hash && refs[i] != Int32(r) {
+                for i in Int(starts[b])..<Int(starts[b + 1]) where refs[i] != Int32(r) {
                     body(key(refs[i], l.frame - Int(frames[i]), l.frame / Self.sharedBlockFrames))
                 }
             }
-            for l in print.landmarks { each(l) { votes[$0, default: 0] += 1 } }
-            guard votes.values.contains(where: { $0 >= 1 }) else { continue }
+            // First by alignment alone, which few pairs of creatives share by more than chance;
+            // only there are the votes counted by block.
+            var byAlignment: [Int64: Int32] = [:]
+            for l in print.landmarks { each(l) { byAlignment[$0 & ~(0xfffff << 24), default: 0] += 1 } }
+            let candidates = Set(byAlignment.keys.filter { k in
+                (byAlignment[k - 1] ?? 0) + (byAlignment[k] ?? 0) + (byAlignment[k + 1] ?? 0) >= Int32(Self.sharedVotes)
+            })
+            guard !candidates.isEmpty else { continue }
+            for l in print.landmarks {
+                each(l) { k in
+                    let a = k & ~(0xfffff << 24)
+                    if candidates.contains(a) || candidates.contains(a - 1) || candidates.contains(a + 1) { votes[k, default: 0] += 1 }
+                }
+            }
             // A block's votes count with its neighbours' (a shared phrase straddles blocks) and
             // at the neighbouring alignments (a peak a frame off).
             func total(_ k: Int64) -> Int32 {
@@ -265,14 +300,15 @@ public final class SoundIndex: Sendable {
                 related[r].insert(other)
             }
             guard !spans.isEmpty else { continue }
+            for other in related[r] where peakSets[other] == nil { peakSets[other] = PeakSet(prints[Int(other)].peaks) }
             for l in print.landmarks {
                 // Shared when the other creative holds both its peaks at the alignment they share,
                 // whether or not it made a landmark of them.
                 let anchorBin = Int(l.hash >> 12), targetBin = anchorBin + Int((l.hash >> 6) & 0x3f) - 32
                 let targetFrame = l.frame + Int(l.hash & 0x3f)
                 let isShared = (spans[l.frame / Self.sharedBlockFrames] ?? []).contains { span in
-                    peakSets[Int(span.other)].holds(frame: l.frame - span.alignment, bin: anchorBin)
-                        && peakSets[Int(span.other)].holds(frame: targetFrame - span.alignment, bin: targetBin)
+                    peakSets[span.other]!.holds(frame: l.frame - span.alignment, bin: anchorBin)
+                        && peakSets[span.other]!.holds(frame: targetFrame - span.alignment, bin: targetBin)
                 }
                 if isShared, let i = position[UInt64(l.hash) << 40 | UInt64(r) << 20 | UInt64(l.frame)] {
                     keep[i] = false
@@ -296,6 +332,8 @@ public final class SoundIndex: Sendable {
 
     /// Landmarks left out as shared between creatives.
     public let sharedCount: Int
+    /// Landmarks left out because their hash is everywhere (``commonHashLimit(entries:)``).
+    public let commonCount: Int
 
     private static func table(_ all: [(UInt32, Int32, Int32)]) -> ([UInt32], [Int32], [Int32], [Int32]) {
         let buckets = 1 << (Landmark.hashBits - Int(Self.bucketShift))
@@ -323,23 +361,34 @@ public final class SoundIndex: Sendable {
         var i = Int(bucketStart[b])
         let end = Int(bucketStart[b + 1])
         while i < end {
-            if entryHash[i] == hash { body(entryRef[i], entryFrame[i], entryShared[i]) }
+            body(entryRef[i], entryFrame[i], entryShared[i])
             i += 1
         }
     }
 }
 
 /// A creative's peaks, to ask whether it has one at a frame and bin (±1 of each: the same sound
-/// read on another frame grid moves a peak by one).
+/// read on another frame grid moves a peak by one): a bitmap of 256 bins a frame, 32 bytes a
+/// frame, made only for the creatives some other one shares sound with.
 struct PeakSet {
-    private let keys: Set<Int>
+    private let bits: [UInt64]
+    private let frames: Int
 
     init(_ peaks: [SpectralPeak]) {
-        keys = Set(peaks.map { $0.frame << 8 | $0.bin })
+        frames = (peaks.map(\.frame).max() ?? -1) + 1
+        var bits = [UInt64](repeating: 0, count: frames * 4)
+        for p in peaks where (0..<256).contains(p.bin) {
+            bits[p.frame * 4 + p.bin >> 6] |= 1 << UInt64(p.bin & 63)
+        }
+        self.bits = bits
     }
 
     func holds(frame: Int, bin: Int) -> Bool {
-        for f in frame - 1...frame + 1 { for b in bin - 1...bin + 1 where keys.contains(f << 8 | b) { return true } }
+        for f in frame - 1...frame + 1 where f >= 0 && f < frames {
+            for b in bin - 1...bin + 1 where (0..<256).contains(b) {
+                if bits[f * 4 + b >> 6] & (1 << UInt64(b & 63)) != 0 { return true }
+            }
+        }
         return false
     }
 }
