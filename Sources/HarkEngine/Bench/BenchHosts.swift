@@ -9,6 +9,9 @@ import HarkSoundFile
 /// room tone at −80 dBFS),
 /// percussive music (drums and bass), an advert (speech over a music bed 10 dB under it), and
 /// babble (6 voices) and crowd (30 voices over pink noise) made of the same synthetic speech.
+/// For the sound reading's bench, creatives that are none of those: other songs ("song", their
+/// style drawn from the seed), voice-overs with other words ("decoy-speech", "song-advert",
+/// "decoy-sparse-speech"), and talkers in other voices saying other words again ("talk").
 public struct BenchHosts {
     public enum Failure: Error, CustomStringConvertible {
         case espeakMissing
