@@ -406,7 +406,8 @@ public final class Hub: @unchecked Sendable {
         if airing.news || !watchers.isEmpty {
             let line = Messages.detection(d, t: time, start: start, stamp: airing.stamp)
             if airing.news {
-                logger.info("watermark \(d.payload.hex) detected (score \(String(cFormat: "%.1f", d.score)))")
+                let how = d.markHeard ? String(cFormat: "score %.1f", d.score) : "by its sound, \(d.soundVotes ?? 0) landmarks"
+                logger.info("campaign \(d.payload.hex) heard: \(d.evidence.rawValue) (\(how))")
                 recorder.commit(.detection, stamp: airing.stamp, line: line)
             }
             for c in watchers { c.send(line) }
