@@ -315,8 +315,10 @@ final class UncheckedBox<T>: @unchecked Sendable {
 
     @Test func aShakeInALivingRoomIsAnsweredByTheCampaignsOwnSound() throws {
         // The campaign's creative (music, marked as aired, in a catalogue with another) through a
-        // small speaker, a living room (RT60 0.5 s) and six people talking 10 dB under it, into a
-        // phone-like microphone, captured through ALSA. The sound names it well within the shake.
+        // small speaker, a living room (RT60 0.5 s) and six talkers' babble 10 dB under it
+        // (hark simulate's speech-shaped syllables and phrases; the bench's talkers are espeak-ng
+        // voices), into a phone-like microphone, captured through ALSA. The sound names it well
+        // within the shake.
         let h = try DaemonHarness()
         let catalogue = h.dir + "/campaigns.hark"
         try hark(["generate", "music", h.dir + "/host.wav", "--duration", "24", "--seed", "3"])
