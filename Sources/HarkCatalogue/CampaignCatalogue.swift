@@ -159,6 +159,11 @@ public final class CampaignCatalogue {
         return out
     }
 
+    /// Whether `bytes` begin as every SQLite database does (a catalogue, or some other program's).
+    public static func hasSQLiteHeader<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
+        bytes.starts(with: "SQLite format 3\0".utf8)
+    }
+
     /// SQLite's own header, read before SQLite is asked to open the file: SQLite would take a
     /// text file for an empty database and write over it.
     private static func checkHeader(_ path: String) throws(CatalogueError) {
@@ -168,7 +173,7 @@ public final class CampaignCatalogue {
         var head = [UInt8](repeating: 0, count: 100)
         let n = head.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, 100) }
         guard n > 0 else { throw .notACatalogue(path, "empty file") }
-        guard n == 100, Array(head[0..<16]) == Array("SQLite format 3\0".utf8) else {
+        guard n == 100, hasSQLiteHeader(head) else {
             throw .notACatalogue(path, "not a SQLite database")
         }
     }

@@ -21,6 +21,10 @@ import Testing
         return out
     }
 
+    private func detections(_ out: [AnalysisPipeline.Output]) -> [WatermarkDetection] {
+        out.compactMap { if case .detection(let d) = $0 { return d } else { return nil } }
+    }
+
     /// Generated music marked with the demo key at the default strength, as a campaign is aired.
     private func marked(seconds: Double, rate: Double, seed: UInt64, payload: WatermarkPayload) throws -> [Float] {
         var host = [Float](repeating: 0, count: Int(seconds * rate))
@@ -125,7 +129,7 @@ import Testing
         s.meter = false
         s.watermark = AnalysisPipeline.WatermarkSearch(key: .demo, catalogue: [payload, other])
         s.sound = AnalysisPipeline.SoundSearch(index: SoundIndex(prints: prints), payloads: [payload, other])
-        let found = try run(AnalysisPipeline(s), x, block: 4096).compactMap { if case .detection(let d) = $0 { return d } else { return nil } }
+        let found = try detections(run(AnalysisPipeline(s), x, block: 4096))
         #expect(found.allSatisfy { $0.payload == payload }, "\(found)")
         let sound = try #require(found.first)
         #expect(sound.evidence == .sound && sound.time < 2 && sound.score == 0 && sound.soundVotes ?? 0 >= SoundMatcher.defaultThreshold)
@@ -143,7 +147,7 @@ import Testing
         var s = AnalysisPipeline.Settings(sampleRate: rate)
         s.meter = false
         s.watermark = AnalysisPipeline.WatermarkSearch(key: .demo)
-        let found = try run(AnalysisPipeline(s), x, block: 4096).compactMap { if case .detection(let d) = $0 { return d } else { return nil } }
+        let found = try detections(run(AnalysisPipeline(s), x, block: 4096))
         #expect(!found.isEmpty && found.allSatisfy { $0.evidence == .mark && $0.soundVotes == nil && $0.creativeOffset == nil })
         let line = AnalysisEvent.detection(DetectionEvent(source: "x", detection: found[0])).jsonLine
         #expect(line.contains(#""evidence":"mark","confidence":"#) && !line.contains("sound_votes"), "\(line)")

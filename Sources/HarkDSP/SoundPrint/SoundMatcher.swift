@@ -206,16 +206,14 @@ public final class SoundMatcher {
 /// by any number of matchers.
 public final class SoundIndex: Sendable {
     public let prints: [SoundPrint]
-    /// Entries sorted by hash; `bucketStart[h >> 8]` is where hashes with those top bits begin.
-    private let entryHash: [UInt32]
+    /// Entries sorted by hash: the creative and frame of each landmark.
     private let entryRef: [Int32]
     private let entryFrame: [Int32]
     /// Entries another creative holds too: they vote only in the rivalry of creatives that
     /// share sound (``SoundMatcher/rivalRatio``), never to name one.
     private let entryShared: [Bool]
-    private let bucketStart: [Int32]
     /// `bucketStart[h]` is where hash `h`'s entries begin: 4 MB for direct lookups.
-    private static let bucketShift: UInt32 = 0
+    private let bucketStart: [Int32]
     /// A hash that this many creatives' landmarks hold on average is everywhere (the partials
     /// of a common chord, a steady hum) and tells nothing: it is not indexed. Without this cap
     /// the work of an index and of a lookup grew with the square of such a hash's count: an
@@ -251,21 +249,19 @@ public final class SoundIndex: Sendable {
         }
         commonCount = all.count - uncommon.count
         all = uncommon
-        let (hashes, refs, frames, starts) = Self.table(all)
+        let (refs, frames, starts) = Self.table(all)
         // Drop what creatives share, each creative read against the others as a room would be.
         var keep = [Bool](repeating: true, count: all.count)
         var shared = 0
         var related = [Set<Int32>](repeating: [], count: prints.count)
         var peakSets: [Int32: PeakSet] = [:]
-        var position: [UInt64: Int] = [:]
-        for i in all.indices { position[UInt64(all[i].0) << 40 | UInt64(all[i].1) << 20 | UInt64(all[i].2)] = i }
         for (r, print) in prints.enumerated() where prints.count > 1 {
             var votes: [Int64: Int32] = [:]
             func key(_ other: Int32, _ alignment: Int, _ block: Int) -> Int64 {
                 Int64(other) << 44 | Int64(block & 0xfffff) << 24 | Int64(alignment + 0x7fffff)
             }
             func each(_ l: Landmark, _ body: (Int64) -> Void) {
-                let b = Int(l.hash >> Self.bucketShift)
+                let b = Int(l.hash)
                 for i in Int(starts[b])..<Int(starts[b + 1]) where refs[i] != Int32(r) {
                     body(key(refs[i], l.frame - Int(frames[i]), l.frame / Self.sharedBlockFrames))
                 }
@@ -310,14 +306,15 @@ public final class SoundIndex: Sendable {
                     peakSets[span.other]!.holds(frame: l.frame - span.alignment, bin: anchorBin)
                         && peakSets[span.other]!.holds(frame: targetFrame - span.alignment, bin: targetBin)
                 }
-                if isShared, let i = position[UInt64(l.hash) << 40 | UInt64(r) << 20 | UInt64(l.frame)] {
+                // Its own entry lies among its hash's few (a common hash has none).
+                if isShared, let i = (Int(starts[Int(l.hash)])..<Int(starts[Int(l.hash) + 1]))
+                    .first(where: { refs[$0] == Int32(r) && frames[$0] == Int32(l.frame) }), keep[i] {
                     keep[i] = false
                     shared += 1
                 }
             }
         }
         entryShared = keep.map { !$0 }
-        entryHash = hashes
         entryRef = refs
         entryFrame = frames
         bucketStart = starts
@@ -335,19 +332,19 @@ public final class SoundIndex: Sendable {
     /// Landmarks left out because their hash is everywhere (``commonHashLimit(entries:)``).
     public let commonCount: Int
 
-    private static func table(_ all: [(UInt32, Int32, Int32)]) -> ([UInt32], [Int32], [Int32], [Int32]) {
-        let buckets = 1 << (Landmark.hashBits - Int(Self.bucketShift))
+    private static func table(_ all: [(UInt32, Int32, Int32)]) -> ([Int32], [Int32], [Int32]) {
+        let buckets = 1 << Landmark.hashBits
         var starts = [Int32](repeating: Int32(all.count), count: buckets + 1)
         var i = all.count
         for b in stride(from: buckets - 1, through: 0, by: -1) {
-            while i > 0 && Int(all[i - 1].0 >> Self.bucketShift) >= b { i -= 1 }
+            while i > 0 && Int(all[i - 1].0) >= b { i -= 1 }
             starts[b] = Int32(i)
         }
-        return (all.map(\.0), all.map(\.1), all.map(\.2), starts)
+        return (all.map(\.1), all.map(\.2), starts)
     }
 
     /// Landmarks held.
-    public var count: Int { entryHash.count }
+    public var count: Int { entryRef.count }
 
     /// Landmarks held of one creative (its own, less what it shares).
     public func count(of reference: Int) -> Int {
@@ -357,7 +354,7 @@ public final class SoundIndex: Sendable {
     /// Calls `body(reference, frame)` for every landmark with this hash.
     @inline(__always)
     func entries(for hash: UInt32, _ body: (_ reference: Int32, _ frame: Int32, _ shared: Bool) -> Void) {
-        let b = Int(hash >> Self.bucketShift)
+        let b = Int(hash)
         var i = Int(bucketStart[b])
         let end = Int(bucketStart[b + 1])
         while i < end {

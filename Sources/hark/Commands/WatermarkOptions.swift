@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HarkCatalogue
 import HarkDSP
 import HarkEngine
 import HarkSoundFile
@@ -97,7 +98,7 @@ struct CatalogueOptions: ParsableArguments {
             Diagnostics.error("\(path): \(reason) (catalogue file)")
             throw ExitCode.failure
         }
-        if data.starts(with: Data("SQLite format 3\0".utf8)) { return try Self.campaigns(path) }
+        if CampaignCatalogue.hasSQLiteHeader(data) { return try Self.campaigns(path) }
         do {
             return Resolved(payloads: try Self.parse(String(decoding: data, as: UTF8.self), source: path))
         } catch let error as ValidationError {
