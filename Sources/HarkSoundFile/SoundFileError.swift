@@ -44,7 +44,7 @@ public enum SoundFileError: Error, Equatable, CustomStringConvertible {
         case .notFound: return "no such file"
         case .isDirectory: return "is a directory, not an audio file"
         case .unreadable(_, let r): return "cannot be read: \(r)"
-        case .empty: return "empty file (0 bytes)"
+        case .empty(let p): return p == SoundFileReader.standardInputName ? "empty input (nothing was written to it)" : "empty file (0 bytes)"
         case .unrecognisedFormat(_, let d): return "not an audio format Hark can read (\(d))"
         case .malformed(_, let d): return "malformed or truncated header (\(d))"
         case .unsupportedEncoding(_, let d): return "unsupported sample encoding (\(d))"

@@ -38,24 +38,29 @@ public final class SoundFileReader {
     private var finished = false
     private let probe: HeaderProbe
 
-    /// Opens `path` for reading; `-` is standard input (named `/dev/stdin` in messages). With
+    /// What messages call standard input (`-`), in every command alike.
+    public static let standardInputName = "standard input"
+
+    /// Opens `path` for reading; `-` is standard input (``standardInputName`` in messages). With
     /// `raw`, the input is headerless samples in that layout (a `.raw` or `.pcm` file needs it).
     public init(path given: String, raw: RawLayout? = nil) throws(SoundFileError) {
-        let path = given == "-" ? "/dev/stdin" : given
+        let path = given == "-" ? Self.standardInputName : given
+        let file = given == "-" ? "/dev/stdin" : given
         self.path = path
         var st = stat()
-        if stat(path, &st) != 0 {
+        if stat(file, &st) != 0 {
             let e = errno
             throw e == ENOENT ? .notFound(path: path) : .unreadable(path: path, reason: String(cString: strerror(e)))
         }
         if (st.st_mode & S_IFMT) == S_IFDIR { throw .isDirectory(path: path) }
         if (st.st_mode & S_IFMT) == S_IFREG && st.st_size == 0 { throw .empty(path: path) }
-        if access(path, R_OK) != 0 { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
+        if (st.st_mode & S_IFMT) == S_IFIFO && Self.isEmptyPipe(file) { throw .empty(path: path) }
+        if access(file, R_OK) != 0 { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
 
         if raw == nil, [".raw", ".pcm"].contains(where: { given.lowercased().hasSuffix($0) }) {
             throw .unrecognisedFormat(path: path, detail: "headerless samples: give their layout with --rate, --channels and --encoding")
         }
-        probe = raw == nil && (st.st_mode & S_IFMT) == S_IFREG ? HeaderProbe.probe(path: path) : HeaderProbe()
+        probe = raw == nil && (st.st_mode & S_IFMT) == S_IFREG ? HeaderProbe.probe(path: file) : HeaderProbe()
         // libsndfile's words for these are vague ("SF_INFO struct incomplete"); the header's are not.
         if let format = probe.waveFormat {
             if format.channels == 0 { throw .noChannels(path: path) }
@@ -74,7 +79,7 @@ public final class SoundFileReader {
         }
         var opened: OpaquePointer
         do {
-            opened = try Self.open(path: path, info: &info)
+            opened = try Self.open(path: file, name: path, info: &info)
         } catch where (st.st_mode & S_IFMT) == S_IFIFO {
             // libsndfile reads WAV, AU and raw from a pipe, but FLAC, Ogg and others need to seek.
             if case .unrecognisedFormat = error { throw error }
@@ -96,7 +101,7 @@ public final class SoundFileReader {
             sf_close(opened)
             var rawInfo = SF_INFO(frames: 0, samplerate: Int32(format.sampleRate), channels: Int32(format.channels),
                                   format: raw, sections: 0, seekable: 0)
-            opened = try Self.open(path: path, info: &rawInfo)
+            opened = try Self.open(path: file, name: path, info: &rawInfo)
             var start = sf_count_t(probe.dataOffset ?? 0)
             sf_command(opened, Int32(SFC_SET_RAW_START_OFFSET), &start, Int32(MemoryLayout<sf_count_t>.size))
             // libsndfile 1.2 records the offset but leaves the read position at byte 0.
@@ -200,14 +205,27 @@ public final class SoundFileReader {
         return "WAV format tag \(hex)" + (names[tag].map { " (\($0))" } ?? "")
     }
 
-    private static func open(path: String, info: inout SF_INFO) throws(SoundFileError) -> OpaquePointer {
+    private static func open(path: String, name: String, info: inout SF_INFO) throws(SoundFileError) -> OpaquePointer {
         let result: Result<OpaquePointer, SoundFileError> = openLock.withLock {
             if let h = sf_open(path, Int32(SFM_READ), &info) { return .success(h) }
             let code = sf_error(nil)
             let detail = String(cString: sf_strerror(nil))
-            return .failure(classify(code: code, detail: detail, path: path))
+            return .failure(classify(code: code, detail: detail, path: name))
         }
         return try result.get()
+    }
+
+    /// A pipe whose writer closed without writing a byte: told apart without reading from it
+    /// (the bytes of one that is not empty must reach libsndfile whole). Waits, as reading
+    /// would, until the writer writes or closes.
+    private static func isEmptyPipe(_ path: String) -> Bool {
+        let fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { Glibc.close(fd) }
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&p, 1, -1) == 1 else { return false }
+        var available: Int32 = 0
+        return ioctl(fd, UInt(FIONREAD), &available) == 0 && available == 0 && p.revents & Int16(POLLHUP) != 0
     }
 
     static func classify(code: Int32, detail: String, path: String) -> SoundFileError {

@@ -14,6 +14,8 @@ public struct SQLiteError: Error, CustomStringConvertible, Equatable {
     public var isCorrupt: Bool { code & 0xff == SQLITE_CORRUPT || code & 0xff == SQLITE_NOTADB }
     /// The disk (or a quota) is full.
     public var isFull: Bool { code & 0xff == SQLITE_FULL }
+    /// Another connection holds the file (past the busy timeout).
+    public var isBusy: Bool { code & 0xff == SQLITE_BUSY || code & 0xff == SQLITE_LOCKED }
 }
 
 /// One SQLite connection: owns the `sqlite3` handle and its prepared statements, and turns
@@ -59,6 +61,7 @@ package final class SQLiteDatabase {
 
     /// Runs statements that return nothing (schema, pragmas, transactions).
     package func execute(_ sql: String) throws(SQLiteError) {
+        guard handle != nil else { throw SQLiteError(path: path, code: SQLITE_MISUSE, message: "the database is closed") }
         var message: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &message)
         guard rc == SQLITE_OK else {
@@ -80,6 +83,7 @@ package final class SQLiteDatabase {
     /// are prepared once and kept (plan once, run many times).
     @discardableResult
     package func query(_ sql: String, _ arguments: [Value] = []) throws(SQLiteError) -> [[Value]] {
+        guard handle != nil else { throw SQLiteError(path: path, code: SQLITE_MISUSE, message: "the database is closed") }
         let statement: OpaquePointer
         if let s = statements[sql] {
             statement = s

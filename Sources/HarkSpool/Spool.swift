@@ -75,16 +75,37 @@ public final class Spool: @unchecked Sendable {
     private var cachedStats = Stats()
     private let statsLock = PosixLock()
     private let log: @Sendable (String) -> Void
+    /// This process's claim on the spool (a writer's only).
+    private let claim: SpoolLock?
+
+    /// What the write-ahead log may hold between checkpoints. With the shared memory's 32 KB,
+    /// the files stay within ``Limits/maxBytes`` + 1 MB (docs/daemon.md, The spool).
+    public static let walLimitBytes = 512 * 1024
 
     /// Opens (creating if need be) the spool at `path`. Refuses, naming the file, one that is
-    /// not a database or is damaged, one written by a newer schema, and a path it cannot write;
-    /// it never deletes or rewrites such a file.
+    /// not a database or is damaged, one written by a newer schema, a path it cannot write, and
+    /// a spool another process writes (``SpoolError/inUse(_:owner:)``); it never deletes or
+    /// rewrites such a file.
+    ///
+    /// A spool it creates is readable by its owner and group only (0640 at most, whatever the
+    /// umask): records name units and places. SQLite gives its log files the same mode.
     public init(path: String, limits: Limits = Limits(), readOnly: Bool = false,
                 log: @escaping @Sendable (String) -> Void = { _ in }) throws(SpoolError) {
         self.path = path
         self.limits = limits
         self.log = log
         if readOnly && !FileManager.default.fileExists(atPath: path) { throw .cannotOpen(path, "no such file") }
+        if readOnly {
+            claim = nil
+        } else {
+            claim = try SpoolLock(spoolPath: path)
+            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640)
+            if fd >= 0 {
+                Glibc.close(fd)
+            } else if errno != EEXIST {
+                throw .cannotOpen(path, String(cString: strerror(errno)))
+            }
+        }
         let db: SQLiteDatabase
         do {
             db = try SQLiteDatabase(path: path, readOnly: readOnly)
@@ -98,6 +119,10 @@ public final class Spool: @unchecked Sendable {
                 let mode = try db.query("PRAGMA journal_mode = WAL").first?.first
                 guard mode == .text("wal") else { throw SpoolError.cannotOpen(path, "the file system does not allow a write-ahead log") }
                 try db.execute("PRAGMA synchronous = FULL")
+                // Checkpoint every 64 pages (256 KB), and cut the log back after each: left to
+                // SQLite's defaults (1 000 pages) it grew to 4 MB beside a spool of 0.1 MB.
+                try db.execute("PRAGMA wal_autocheckpoint = 64")
+                try db.execute("PRAGMA journal_size_limit = \(Self.walLimitBytes / 2)")
                 if version == 0 {
                     try db.execute("""
                         BEGIN IMMEDIATE;
@@ -248,7 +273,9 @@ public final class Spool: @unchecked Sendable {
                     try? db.execute("ROLLBACK")
                     throw error
                 }
-                return (change, try oldestPending(db), Int(try usedBytes(db)))
+                let result = (change, try oldestPending(db), Int(try usedBytes(db)))
+                try boundLog(db)
+                return result
             }
             statsLock.withLock {
                 cachedStats.pending += change.pending
@@ -261,6 +288,29 @@ public final class Spool: @unchecked Sendable {
         } catch {
             throw Self.spoolError(error, path: path)
         }
+    }
+
+    /// A reader elsewhere (`hark spool list`) can hold the log from being rewound by the
+    /// automatic checkpoints; past ``walLimitBytes`` it is checkpointed and truncated now,
+    /// waiting for such readers as long as the busy timeout allows.
+    private func boundLog(_ db: SQLiteDatabase) throws {
+        var info = stat()
+        guard stat(path + "-wal", &info) == 0, Int(info.st_size) > Self.walLimitBytes else { return }
+        do {
+            try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        } catch {
+            guard error.isBusy else { throw error }
+            log("spool \(path): its log is \(info.st_size / 1024) KB and a reader keeps it from being truncated")
+        }
+    }
+
+    /// Checkpoints the log into the database, truncates it, and closes the file: what a clean
+    /// stop leaves is the database alone. Reading or writing after this fails.
+    public func close() {
+        databaseLock.lock()
+        defer { databaseLock.unlock() }
+        if claim != nil { try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+        database.close()
     }
 
     /// Through the delivery index: the first pending row in order of commitment.
@@ -339,6 +389,8 @@ public enum SpoolError: Error, Equatable, CustomStringConvertible {
     case newerSchema(String, Int64, Int64)
     case full(String)
     case writeFailed(String, String)
+    /// Another process (with this process id, when it said) writes this spool.
+    case inUse(String, owner: Int32?)
 
     public var description: String {
         switch self {
@@ -348,6 +400,8 @@ public enum SpoolError: Error, Equatable, CustomStringConvertible {
             return "spool \(p) was written by a newer Hark (schema \(found); this one reads up to \(known)); it was left as it is"
         case .full(let p): return "cannot write spool \(p): the disk is full"
         case .writeFailed(let p, let why): return "cannot write spool \(p): \(why)"
+        case .inUse(let p, let owner):
+            return "spool \(p) is in use by another process\(owner.map { " (pid \($0))" } ?? ""): one harkd per spool; it was left as it is"
         }
     }
 }

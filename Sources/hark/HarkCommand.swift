@@ -34,14 +34,35 @@ struct HarkCommand: ParsableCommand {
             if exitCode(for: error) == .success {
                 self.exit(withError: error)   // --help, --version
             }
-            let message = HarkCommand.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
-            Diagnostics.error(message + (isUsageError(error) ? " (see 'hark --help')" : ""))
+            Diagnostics.error(oneLine(HarkCommand.message(for: error))
+                              + (isUsageError(error) ? " (see '\(commandPath(CommandLine.arguments)) --help')" : ""))
             Foundation.exit(exitCode(for: error).rawValue)
         }
     }
 
     private static func isUsageError(_ error: Error) -> Bool {
         exitCode(for: error) == .validationFailure
+    }
+
+    /// The parser's message on one line: a list of choices it puts one per line ("Please
+    /// provide one of the following:\n  - sine\n  - pink") becomes "…: sine, pink".
+    static func oneLine(_ message: String) -> String {
+        let lines = message.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard let first = lines.first else { return message }
+        let choices = lines.dropFirst().map { $0.hasPrefix("- ") ? String($0.dropFirst(2)) : $0 }
+        return choices.isEmpty ? first : first + " " + choices.joined(separator: ", ")
+    }
+
+    /// The command a usage error belongs to, for its help: `hark generate`, `hark catalogue add`.
+    static func commandPath(_ arguments: [String]) -> String {
+        var path = ["hark"]
+        var command: ParsableCommand.Type = HarkCommand.self
+        for word in arguments.dropFirst() {
+            guard let sub = command.configuration.subcommands.first(where: { $0._commandName == word }) else { break }
+            path.append(word)
+            command = sub
+        }
+        return path.joined(separator: " ")
     }
 }
 

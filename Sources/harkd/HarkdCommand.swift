@@ -125,10 +125,7 @@ struct HarkdCommand: AsyncParsableCommand {
         let config = self.config ?? Self.defaultConfiguration()
         do {
             if let config {
-                guard let text = try? String(contentsOfFile: config, encoding: .utf8) else {
-                    throw ValidationError("\(config): cannot read the configuration file")
-                }
-                try settings.apply(file: text, source: config)
+                try settings.apply(file: DaemonConfiguration.text(ofFile: config), source: config)
             }
             for (k, v) in overrides { try settings.override(k, v) }
             if let alsaConfig {

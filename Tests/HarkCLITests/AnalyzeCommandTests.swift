@@ -232,7 +232,7 @@ import Testing
         #expect(process.terminationStatus == 0)
         let direct = try Hark.run(["analyze", "--json", file]).stdout
         // The same figures; only the name differs.
-        #expect(piped.replacingOccurrences(of: "/dev/stdin", with: file) == direct, "\(piped)")
+        #expect(piped.replacingOccurrences(of: "\"standard input\"", with: "\"\(file)\"") == direct, "\(piped)")
     }
 
     @Test func audioWrittenToStandardOutputPipesIntoAnalyze() throws {
@@ -263,7 +263,7 @@ import Testing
         let file = dir.file("pink.wav")
         _ = try Hark.run(["generate", "pink", file, "--duration", "2", "--seed", "3"])
         let direct = try Hark.run(["analyze", "--json", file]).stdout
-        #expect(piped.replacingOccurrences(of: "/dev/stdin", with: file) == direct, "\(piped)")
+        #expect(piped.replacingOccurrences(of: "\"standard input\"", with: "\"\(file)\"") == direct, "\(piped)")
     }
 
     @Test func audioWrittenToStandardOutputInAFileGetsItsLengths() throws {
@@ -338,5 +338,17 @@ import Testing
     @Test func endlessDeviceIsRefusedNotHung() throws {
         let run = try Hark.run(["analyze", "/dev/zero"])
         #expect(run.status == 1 && run.stderr.contains("/dev/zero: not an audio format"))
+    }
+
+    @Test func standardInputHasOneNameAndEmptyInputIsSaidToBeEmpty() throws {
+        // analyze said /dev/stdin, detect '-', plot "standard input"; empty input was "not an audio format".
+        for command in [["analyze", "-"], ["detect", "-"]] {
+            let empty = try Hark.run(command, input: [])
+            #expect(empty.status == 1 && empty.stderr == "hark: error: standard input: empty input (nothing was written to it)\n", "\(command): \(empty.stderr)")
+            let garbage = try Hark.run(command, input: Array("not audio at all".utf8))
+            #expect(garbage.status == 1 && garbage.stderr.hasPrefix("hark: error: standard input: not an audio format"), "\(command): \(garbage.stderr)")
+        }
+        let detected = try Hark.run(["detect", "-"], input: wav(frames: 4_800))
+        #expect(detected.stdout == "standard input: no watermark found\n", "\(detected.stdout) \(detected.stderr)")
     }
 }

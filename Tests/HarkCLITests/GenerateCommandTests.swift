@@ -70,4 +70,15 @@ import Testing
             #expect(run.stderrLines.count == 1 && run.stderr.contains(text), "\(arguments): \(run.stderr)")
         }
     }
+
+    @Test func aUsageErrorListsTheChoicesAndPointsAtItsCommandsHelp() throws {
+        // The list of kinds was lost: only "Please provide one of the following:" was left.
+        let run = try Hark.run(["generate", "foo", dir.file("x.wav")])
+        #expect(run.status == 64 && run.stderrLines.count == 1, "\(run.stderr)")
+        #expect(run.stderr.contains("one of the following: sine, sweep, white, pink"), "\(run.stderr)")
+        #expect(run.stderr.contains("(see 'hark generate --help')"), "\(run.stderr)")
+        let nested = try Hark.run(["catalogue", "add", dir.file("c.hark")])
+        #expect(nested.stderr.contains("(see 'hark catalogue add --help')"), "\(nested.stderr)")
+        #expect(try Hark.run(["frobnicate"]).stderr.contains("(see 'hark --help')"))
+    }
 }

@@ -28,7 +28,10 @@ enum Hark {
         fatalError("hark executable not found near \(CommandLine.arguments[0]); build it first")
     }()
 
-    static func run(_ arguments: [String], in directory: String? = nil, environment: [String: String]? = nil) throws -> HarkRun {
+    /// - Parameter input: bytes written to standard input through a pipe that is then closed
+    ///   (nil: standard input is /dev/null).
+    static func run(_ arguments: [String], in directory: String? = nil, environment: [String: String]? = nil,
+                    input: [UInt8]? = nil) throws -> HarkRun {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -45,8 +48,14 @@ enum Hark {
         let out = FileHandle(forWritingAtPath: base + ".out")!, err = FileHandle(forWritingAtPath: base + ".err")!
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = FileHandle.nullDevice
+        let pipe = input.map { _ in Pipe() }
+        process.standardInput = pipe ?? FileHandle.nullDevice
         try process.run()
+        if let pipe, let input {
+            // Small inputs only (a pipe holds 64 KB): enough for headers and refusals.
+            try pipe.fileHandleForWriting.write(contentsOf: Data(input))
+            try pipe.fileHandleForWriting.close()
+        }
         process.waitUntilExit()
         try out.close()
         try err.close()

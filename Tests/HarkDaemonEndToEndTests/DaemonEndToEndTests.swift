@@ -382,6 +382,16 @@ final class UncheckedBox<T>: @unchecked Sendable {
         // The capture settings (device, and the ALSA configuration from --alsa-config) did not
         // change, so the device is neither reopened nor lost.
         #expect(!h.logText.contains("reopening") && !h.logText.contains("Unknown PCM"), "\(h.logText)")
+        // The file read is named at start, with the command-line settings over it.
+        #expect(h.logText.contains("configuration read from \(h.dir)/harkd.conf, then --socket"), "\(h.logText)")
+        // A file saved in another encoding is refused by name, line and byte; the settings stay.
+        try Data(Array("mode = on-demand # caf".utf8) + [0xE9, 0x0A]).write(to: URL(fileURLWithPath: h.dir + "/harkd.conf"))
+        h.send(signal: SIGHUP)
+        let refused = "SIGHUP: configuration not reloaded: \(h.dir)/harkd.conf:1: not UTF-8 text: byte 0xE9 at column 23"
+        let logged = Date(timeIntervalSinceNow: 5)
+        while !h.logText.contains(refused) && Date() < logged { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(h.logText.contains(refused), "\(h.logText)")
+        #expect(try c.ask(["cmd": "status"], until: "status")?["mode"] as? String == "continuous")
         h.stop()
     }
 }

@@ -117,4 +117,29 @@ import Testing
         // Left as it was.
         #expect(try Data(contentsOf: URL(fileURLWithPath: h.dir + "/bad.sqlite")).prefix(16) == Data("not a database, ".utf8))
     }
+
+    @Test func aSecondHarkdOnOneSpoolRefusesItByNameAndGoesOnMeasuring() throws {
+        let first = try DaemonHarness(), second = try DaemonHarness()
+        try hark(["generate", "sine", first.dir + "/tone.wav", "--frequency", "1000", "--level", "-23", "--duration", "8"])
+        let raw = try first.raw(from: first.dir + "/tone.wav", name: "tone.raw")
+        let spoolPath = first.dir + "/spool.sqlite"
+        try first.start(["--spool", spoolPath, "--unit", "one"])
+        #expect(try first.connect().ask(["cmd": "status"], until: "status")?["spool"] as? String != "error")
+        try second.start(["--spool", spoolPath, "--unit", "two"])
+        second.feed(raw, speed: 4)
+        let c = try second.connect()
+        let status = try #require(try c.ask(["cmd": "status"], until: "status"))
+        #expect(status["spool"] as? String == "error")
+        let why = status["spoolError"] as? String ?? ""
+        #expect(why.contains("spool \(spoolPath) is in use by another process (pid ") && why.contains("one harkd per spool"), "\(status)")
+        let report = try #require(try c.ask(["cmd": "noise", "seconds": 1, "id": "n"], until: "report"))
+        #expect(report["LAeq"] is Double)
+        #expect(second.terminate() == 0)
+        // The first kept its spool, and nothing of the second's went into it.
+        #expect(first.terminate() == 0)
+        let records = try Spool(path: spoolPath, readOnly: true).records(.all)
+        #expect(!records.contains { $0.body.contains(#""unit":"two""#) })
+        var info = stat()
+        #expect(stat(spoolPath + "-wal", &info) != 0 || info.st_size == 0, "a clean stop leaves no log")
+    }
 }

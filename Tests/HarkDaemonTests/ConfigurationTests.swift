@@ -1,5 +1,6 @@
 import Foundation
 import HarkDSP
+import HarkTesting
 import Testing
 @testable import HarkDaemon
 
@@ -94,6 +95,25 @@ import Testing
         #expect(throws: DaemonConfiguration.ParseError(source: "--rate", line: 0, message: "rate must be a number from 8000.0 to 192000.0, not 'fast'")) {
             try c.override("rate", "fast")
         }
+    }
+
+    @Test func aFileThatIsNotTextIsNamedWithItsLineAndByte() throws {
+        let dir = TemporaryDirectory()
+        // Latin-1 "é" (0xE9) in a comment on line 2, as an editor set to another encoding saves it.
+        let latin1 = dir.write("harkd.conf", Array("device = default\n# caf".utf8) + [0xE9] + Array("\nmode = continuous\n".utf8))
+        #expect(throws: DaemonConfiguration.ParseError(source: latin1, line: 2, message: "not UTF-8 text: byte 0xE9 at column 6 (save the file as UTF-8)")) {
+            try DaemonConfiguration.text(ofFile: latin1)
+        }
+        let missing = dir.file("none.conf")
+        #expect(throws: DaemonConfiguration.ParseError(source: missing, line: 0, message: "cannot read the configuration file: No such file or directory")) {
+            try DaemonConfiguration.text(ofFile: missing)
+        }
+        #expect(throws: DaemonConfiguration.ParseError(source: dir.path, line: 0, message: "cannot read the configuration file: Is a directory")) {
+            try DaemonConfiguration.text(ofFile: dir.path)
+        }
+        let good = dir.write("good.conf", Array("# café, naïve, 1–8\nmode = continuous\n".utf8))
+        #expect(try DaemonConfiguration.text(ofFile: good) == "# café, naïve, 1–8\nmode = continuous\n")
+        #expect("\(DaemonConfiguration.ParseError(source: missing, line: 0, message: "m"))" == "\(missing): m")
     }
 
     @Test func catalogueFromTheFileOrAListFile() throws {

@@ -103,6 +103,99 @@ import Testing
         #expect(try Spool(path: dir + "/s.sqlite").stats.droppedUndelivered == 300 - pending.count)
     }
 
+    /// The bytes the spool's files take on disk: the database, its log and its shared memory.
+    private func diskBytes(_ path: String) -> Int {
+        ["", "-wal", "-shm"].reduce(0) { total, suffix in
+            var info = stat()
+            return total + (stat(path + suffix, &info) == 0 ? Int(info.st_size) : 0)
+        }
+    }
+
+    @Test func itsFilesStayWithinTheBoundPlusOneMegabyteAndAStopLeavesNoLog() throws {
+        let path = dir + "/s.sqlite"
+        let limit = 100 * 1024
+        let spool = try Spool(path: path, limits: .init(maxBytes: limit))
+        var most = 0
+        for n in 0..<3_000 {
+            try spool.commit(record(n, size: 600))
+            if n % 300 == 0 { try spool.markDelivered(try spool.pending(limit: 200).map(\.seq), at: 1_800_000_100_000 + Int64(n)) }
+            most = max(most, diskBytes(path))
+        }
+        // Left to SQLite's defaults the log alone reached 4 MB beside a spool of 0.1 MB.
+        #expect(most <= limit + 1_048_576, "\(most) bytes on disk")
+        #expect(spool.stats.pending > 0 && spool.stats.droppedUndelivered > 0)
+        spool.close()
+        var info = stat()
+        #expect(stat(path + "-wal", &info) != 0 || info.st_size == 0, "the log is folded in and truncated at a clean stop")
+        #expect(try Spool(path: path, readOnly: true).stats.pending == spool.stats.pending)
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "mounting a 1 MB file system needs root"))
+    func onADiskOfOneMegabyteTheBoundKeepsItFromFilling() throws {
+        let mountPoint = dir + "/small"
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        guard mount("tmpfs", mountPoint, "tmpfs", 0, "size=1m") == 0 else {
+            // A container without CAP_SYS_ADMIN: the test above bounds the same figure.
+            Issue.record("cannot mount a tmpfs here: \(String(cString: strerror(errno)))")
+            return
+        }
+        defer { umount2(mountPoint, Int32(MNT_DETACH)) }
+        let spool = try Spool(path: mountPoint + "/s.sqlite", limits: .init(maxBytes: 100 * 1024))
+        // Before the bound held, 43 records filled such a disk with none counted as dropped.
+        for n in 0..<2_000 { try spool.commit(record(n, size: 600)) }
+        #expect(spool.stats.droppedUndelivered > 1_500)
+        #expect(try spool.pending(limit: 5_000).last?.rid == "r1999")
+    }
+
+    @Test func itsFilesAreTheOwnersAndGroupsOnlyWhateverTheUmask() throws {
+        let path = dir + "/s.sqlite"
+        let old = umask(0)
+        defer { umask(old) }
+        let spool = try Spool(path: path)
+        try spool.commit(record(1))
+        for file in [path, path + "-wal", path + "-shm", path + "-lock"] {
+            var info = stat()
+            #expect(stat(file, &info) == 0, "\(file)")
+            #expect(info.st_mode & 0o027 == 0, "\(file): mode \(String(info.st_mode & 0o777, radix: 8))")
+        }
+    }
+
+    @Test func aSpoolAnotherProcessWritesIsRefusedByName() throws {
+        let path = dir + "/s.sqlite"
+        // Another harkd's claim: its own open of the lock file, as another process has.
+        let fd = open(path + "-lock", O_RDWR | O_CREAT, 0o640)
+        #expect(fd >= 0)
+        #expect(write(fd, "4242\n", 5) == 5)
+        #expect(flock(fd, LOCK_EX | LOCK_NB) == 0)
+        #expect(throws: SpoolError.inUse(path, owner: 4242)) { try Spool(path: path) }
+        #expect("\(SpoolError.inUse(path, owner: 4242))" == "spool \(path) is in use by another process (pid 4242): one harkd per spool; it was left as it is")
+        // `hark spool` reads it all the same.
+        close(fd)
+        let spool = try Spool(path: path)
+        try spool.commit(record(1))
+        #expect(try Spool(path: path, readOnly: true).stats.pending == 1)
+    }
+
+    @Test func oneProcessMayOpenItsSpoolTwiceAndReleasesItAfterwards() throws {
+        let path = dir + "/s.sqlite"
+        do {
+            // A reload opens the spool anew while records in flight still use the old one.
+            let first = try Spool(path: path)
+            let second = try Spool(path: path)
+            try first.commit(record(1))
+            try second.commit(record(2))
+            let fd = open(path + "-lock", O_RDWR)
+            defer { close(fd) }
+            #expect(flock(fd, LOCK_EX | LOCK_NB) != 0, "held while either is open")
+            var text = [UInt8](repeating: 0, count: 16)
+            let n = read(fd, &text, 16)
+            #expect(String(decoding: text.prefix(max(0, n)), as: UTF8.self) == "\(getpid())\n")
+        }
+        let fd = open(path + "-lock", O_RDWR)
+        defer { close(fd) }
+        #expect(flock(fd, LOCK_EX | LOCK_NB) == 0, "released when the last is gone")
+    }
+
     @Test func pastItsAgeBoundRecordsGo() throws {
         let day: Int64 = 86_400_000
         let spool = try Spool(path: dir + "/s.sqlite", limits: .init(maxAge: 2 * 86_400))

@@ -104,7 +104,44 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var source: String
         public var line: Int
         public var message: String
-        public var description: String { "\(source):\(line): \(message)" }
+        public var description: String { line > 0 ? "\(source):\(line): \(message)" : "\(source): \(message)" }
+    }
+
+    /// The text of a configuration file, or why it cannot be read: the file named, and for a
+    /// file that is not UTF-8 the line and byte where it stops being text.
+    public static func text(ofFile path: String) throws(ParseError) -> String {
+        guard let file = fopen(path, "rb") else {
+            throw ParseError(source: path, line: 0, message: "cannot read the configuration file: \(String(cString: strerror(errno)))")
+        }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = fread(&chunk, 1, chunk.count, file)
+            if n > 0 { bytes += chunk[0..<n] }
+            if n < chunk.count { break }
+            // A configuration file is a few kilobytes; a device or a pipe that never ends is not one.
+            if bytes.count > 1 << 20 { throw ParseError(source: path, line: 0, message: "over 1 MB: not a configuration file") }
+        }
+        if ferror(file) != 0 {
+            throw ParseError(source: path, line: 0, message: "cannot read the configuration file: \(String(cString: strerror(errno)))")
+        }
+        if let text = String(validating: bytes, as: UTF8.self) { return text }
+        // Find the first byte that breaks UTF-8, to name its line and column.
+        var line = 1, lineStart = 0, i = 0
+        while i < bytes.count {
+            let b = bytes[i]
+            let length = b < 0x80 ? 1 : b >> 5 == 0b110 ? 2 : b >> 4 == 0b1110 ? 3 : b >> 3 == 0b11110 ? 4 : 0
+            let end = i + max(length, 1)
+            if length == 0 || end > bytes.count || String(validating: bytes[i..<end], as: UTF8.self) == nil {
+                throw ParseError(source: path, line: line,
+                                 message: String(cFormat: "not UTF-8 text: byte 0x%02X at column %d", Int32(b), Int32(i - lineStart + 1))
+                                     + " (save the file as UTF-8)")
+            }
+            if b == 0x0A { line += 1; lineStart = i + 1 }
+            i = end
+        }
+        throw ParseError(source: path, line: 0, message: "not UTF-8 text")
     }
 
     /// Applies the settings in `text` (a configuration file) on top of this configuration.

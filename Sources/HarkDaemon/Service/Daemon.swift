@@ -111,6 +111,13 @@ public final class Daemon: Service, Sendable {
             throw error
         }
         logger.info("harkd \(Hark.version) ready: mode \(c.mode.rawValue), device '\(c.capture.device)'")
+        // Said at every start: a harkd run by hand still reads the packaged file when there is
+        // one, and writes where that file says.
+        if let file = configurationFile {
+            logger.info("configuration read from \(file)\(overrides.isEmpty ? "" : ", then " + overrides.map { "--\($0.0)" }.joined(separator: " "))")
+        } else {
+            logger.info("no configuration file read: defaults\(overrides.isEmpty ? "" : " and " + overrides.map { "--\($0.0)" }.joined(separator: " "))")
+        }
         notifier.notify("READY=1\nSTATUS=\(statusLine(controller.snapshot.state))")
 
         await withThrowingTaskGroup(of: Void.self) { tasks in
@@ -159,6 +166,8 @@ public final class Daemon: Service, Sendable {
         analysis.stop()
         hub.recorder.uplink?.stop()
         controller.shutdown()
+        // Nothing commits any more: leave the database alone, its log folded in.
+        hub.recorder.spool?.close()
         try? await group.shutdownGracefully()
         logger.info("stopped")
     }
@@ -171,8 +180,7 @@ public final class Daemon: Service, Sendable {
         }
         var fresh = DaemonConfiguration()
         do {
-            let text = try String(contentsOfFile: path, encoding: .utf8)
-            try fresh.apply(file: text, source: path)
+            try fresh.apply(file: DaemonConfiguration.text(ofFile: path), source: path)
             for (k, v) in overrides { try fresh.override(k, v) }
             // The ALSA configuration comes only from the command line (--alsa-config): keep it,
             // or a reload with nothing changed reopened the device under the system's ALSA

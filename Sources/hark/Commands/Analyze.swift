@@ -51,8 +51,9 @@ struct Analyze: ParsableCommand {
         let sink: EventSink = json ? JSONLinesSink(writer: out) : SummarySink(writer: out)
         let chosen = try catalogue.resolve()
         let key = watermark || keys.given || chosen != nil ? try keys.resolve() : nil
-        try Diagnostics.eachFile(files) { index, path in
-            let source = try SoundFileSource(path: path, raw: raw.layout)
+        try Diagnostics.eachFile(files) { index, given in
+            let source = try SoundFileSource(path: given, raw: raw.layout)
+            let path = given == "-" ? SoundFileReader.standardInputName : given
             let analysis = try LevelAnalysis(
                 source: source,
                 options: AnalysisOptions(interval: json ? interval : nil, calibration: calibration, channel: channel,

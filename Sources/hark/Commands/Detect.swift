@@ -30,8 +30,9 @@ struct Detect: ParsableCommand {
         let chosen = try catalogue.resolve()
         let out = LineWriter.standardOutput
         var found = 0
-        try Diagnostics.eachFile(files) { _, path in
-            let source = try SoundFileSource(path: path, raw: raw.layout)
+        try Diagnostics.eachFile(files) { _, given in
+            let source = try SoundFileSource(path: given, raw: raw.layout)
+            let path = given == "-" ? SoundFileReader.standardInputName : given
             var count = 0
             let unusable = try WatermarkScan.run(source: source, key: key, profile: keys.watermarkProfile, catalogue: chosen?.payloads, sound: chosen?.sound) { d in
                 count += 1
