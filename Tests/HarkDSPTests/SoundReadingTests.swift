@@ -127,6 +127,37 @@ import Testing
         }
     }
 
+    @Test func aSecondOfACreativesOwnSoundInOtherAudioNamesNothing() throws {
+        // Another programme holding a second of the creative sample for sample (a stock sound
+        // effect, a phrase a speech synthesiser says alike in two scripts) is not the creative
+        // heard: its votes crowd into one second. Four seconds of it are.
+        let creative = song(51)
+        let index = SoundIndex(prints: [try reading(creative)])
+        func programme(holding seconds: Double) -> [Float] {
+            var x = song(52, seconds: 14)
+            let from = Int(10 * Self.rate), to = Int(5 * Self.rate), n = Int(seconds * Self.rate)
+            for i in 0..<n { x[to + i] = creative[from + i] }
+            return x
+        }
+        let m = try SoundMatcher(index: index, sampleRate: Self.rate)
+        let second = programme(holding: 1)
+        var found: [SoundMatch] = [], most = 0, spread = 0, evidence = -Double.infinity
+        for start in stride(from: 0, to: second.count, by: 1024) {
+            found += second[start..<min(second.count, start + 1024)].withUnsafeBufferPointer { m.process($0) }
+            if let best = m.bestAlignments()[0] {
+                most = max(most, best.votes)
+                spread = max(spread, m.spreadVotes(reference: 0, alignment: best.alignment).trimmed)
+                evidence = max(evidence, m.peakEvidence(reference: 0, alignment: best.alignment).z)
+            }
+        }
+        #expect(found.isEmpty, "\(found)")
+        // What the matcher saw: a candidate whose peaks, counted whole, would have named it;
+        // only their crowding into one second keeps it unnamed, on both paths.
+        #expect(most >= SoundMatcher.candidateVotes && evidence >= SoundMatcher.peakThreshold, "\(most) votes, evidence \(evidence)")
+        #expect(spread < SoundMatcher.spreadThreshold, "\(spread) votes outside the best second")
+        #expect(try listen(index, programme(holding: 4)[...]).first?.reference == 0)
+    }
+
     @Test func aSharedMusicBedNamesNoCampaign() throws {
         // Two campaigns license the same song under different lines; a third uses it alone.
         let bed = song(21, rms: 0.05)

@@ -51,6 +51,9 @@ public final class SoundMatcher {
     /// creative that shares sound with another.
     private var allCounts: [Int64: Int32] = [:]
     private var inputCount = 0
+    /// The input's peaks within the window, in frame order (from `roomHead`).
+    private var roomPeaks: [SpectralPeak] = []
+    private var roomHead = 0
     private var last: [Int: Double] = [:]
     private var touched: [Int64] = []
 
@@ -73,7 +76,7 @@ public final class SoundMatcher {
         inputCount += samples.count
         touched.removeAll(keepingCapacity: true)
         var newest = 0
-        reader.process(samples) { l in
+        reader.process(samples, peak: { roomPeaks.append(SpectralPeak(frame: $0.frame, bin: $0.bin, level: 0)) }) { l in
             newest = max(newest, l.frame)
             vote(l)
         }
@@ -120,6 +123,11 @@ public final class SoundMatcher {
                 seenAll.remove(id)
             }
             votesHead += 1
+        }
+        while roomHead < roomPeaks.count && roomPeaks[roomHead].frame < frame { roomHead += 1 }
+        if roomHead > 4096 && roomHead * 2 > roomPeaks.count {
+            roomPeaks.removeFirst(roomHead)
+            roomHead = 0
         }
         if votesHead > 4096 && votesHead * 2 > votes.count {
             votes.removeFirst(votesHead)
@@ -168,13 +176,112 @@ public final class SoundMatcher {
     /// alike, what is its own (its voice-over) for it alone.
     public static let rivalRatio = 2
 
+    /// Votes at one alignment that make a creative a candidate, confirmed or not by its peaks
+    /// (``peakEvidence(reference:alignment:)``).
+    public static let candidateVotes = 5
+
+    /// Input frames per block over which the evidence's spread is read: 0.512 s.
+    static let blockFrames = 32
+
+    /// How far the input's peaks coincide with a creative's at an alignment beyond what they
+    /// do at other alignments: the input's peaks in the window that fall on one of the
+    /// creative's (±1 frame, ±1 bin) at `alignment`, against the same count at
+    /// ``nullShifts`` other alignments (the creative's peaks shifted circularly, so each count
+    /// reads as many peaks): (hits − their mean) / their spread, the spread at least the
+    /// square root of the mean (a Poisson count's). `trimmed` is the same without the two
+    /// blocks of the input (``blockFrames``) that gave the most: a second of sound that two
+    /// recordings share (a word a speech synthesiser says the same way twice, a stock sound
+    /// effect) is not a creative heard.
+    ///
+    /// A landmark needs both its peaks to survive the room; this asks it of each peak alone,
+    /// and of every peak of the creative, not only those it kept for landmarks.
+    public func peakEvidence(reference r: Int, alignment: Int) -> (z: Double, trimmed: Double, hits: Int, chance: Double) {
+        let set = index.peakSets[r]
+        guard set.frames > 2 * Self.nullShiftSpacing, roomHead < roomPeaks.count else { return (0, 0, 0, 0) }
+        let first = roomPeaks[roomHead].frame
+        let blocks = (roomPeaks[roomPeaks.count - 1].frame - first) / Self.blockFrames + 1
+        func hits(_ shift: Int, into perBlock: inout [Double]) -> Int {
+            var n = 0
+            for i in roomHead..<roomPeaks.count {
+                let p = roomPeaks[i]
+                var f = (p.frame - alignment + shift) % set.frames
+                if f < 0 { f += set.frames }
+                if set.holds(frame: f, bin: p.bin) {
+                    n += 1
+                    perBlock[(p.frame - first) / Self.blockFrames] += 1
+                }
+            }
+            return n
+        }
+        var aligned = [Double](repeating: 0, count: blocks)
+        let h = hits(0, into: &aligned)
+        let step = max(Self.nullShiftSpacing, (set.frames - 2 * Self.nullShiftSpacing) / Self.nullShifts)
+        var expected = [Double](repeating: 0, count: blocks)
+        let null = (0..<Self.nullShifts).map { Double(hits(Self.nullShiftSpacing + $0 * step, into: &expected)) }
+        let mean = null.reduce(0, +) / Double(null.count)
+        let variance = null.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(null.count - 1)
+        let spread = max(1, variance, mean).squareRoot()
+        let excess = (0..<blocks).map { aligned[$0] - expected[$0] / Double(Self.nullShifts) }.sorted(by: >)
+        let total = excess.reduce(0, +)
+        let trimmed = total - excess.prefix(2).reduce(0, +)
+        return (total / spread, trimmed / spread, h, mean)
+    }
+
+    /// The votes at an alignment (±1) within the window, and the same without the two blocks
+    /// that gave the most (as ``peakEvidence(reference:alignment:)``'s `trimmed`).
+    public func spreadVotes(reference r: Int, alignment: Int) -> (votes: Int, trimmed: Int) {
+        let k = key(Int32(r), alignment)
+        var perBlock: [Int: Int] = [:]
+        var total = 0
+        for i in votesHead..<votes.count where votes[i].counted && abs(votes[i].key - k) <= 1 {
+            perBlock[votes[i].frame / Self.blockFrames, default: 0] += 1
+            total += 1
+        }
+        return (total, total - perBlock.values.sorted(by: >).prefix(2).reduce(0, +))
+    }
+
+    /// Alignments the peaks' chance coincidence is read at, spread over the creative from
+    /// ``nullShiftSpacing`` frames (0.4 s) either side of the candidate's.
+    public static let nullShifts = 24
+    static let nullShiftSpacing = 25
+
+    /// Votes at one alignment that must remain without the two blocks that gave the most
+    /// (``spreadVotes(reference:alignment:)``): the creative is heard over more than a second.
+    public static let spreadThreshold = 6
+    /// The trimmed peak evidence (``peakEvidence(reference:alignment:)``) that names a creative
+    /// whose votes are short of ``threshold``.
+    public static let peakThreshold = 8.0
+
+    /// The most trimmed peak evidence any candidate whose votes were spread enough reached so
+    /// far, named or not (for studies of the margin on unmarked audio).
+    public private(set) var highestPeakEvidence = -Double.infinity
+
+    /// The last verdict on each creative, and the votes it was given for: the evidence is read
+    /// again only when the votes change.
+    private var verdicts: [Int: (alignment: Int, votes: Int, heard: Bool)] = [:]
+
+    /// Whether a candidate alignment names its creative: its votes spread over more than a
+    /// second of input, and either ``threshold`` of them or its peaks' trimmed evidence past
+    /// ``peakThreshold``. (docs/watermark.md, The creative's sound, gives the calibration.)
+    private func heard(_ r: Int, _ b: (alignment: Int, votes: Int, runnerUp: Int)) -> Bool {
+        if let v = verdicts[r], v.alignment == b.alignment, v.votes == b.votes { return v.heard }
+        var heard = false
+        if spreadVotes(reference: r, alignment: b.alignment).trimmed >= Self.spreadThreshold {
+            let evidence = peakEvidence(reference: r, alignment: b.alignment).trimmed
+            highestPeakEvidence = max(highestPeakEvidence, evidence)
+            heard = b.votes >= threshold || evidence >= Self.peakThreshold
+        }
+        verdicts[r] = (b.alignment, b.votes, heard)
+        return heard
+    }
+
     private func settle() -> [SoundMatch] {
-        guard touched.contains(where: { score($0) >= threshold }) else { return [] }
+        guard touched.contains(where: { score($0) >= Self.candidateVotes }) else { return [] }
         // Every creative's best alignment over the whole window, not only those that gained
         // votes now: a tune that repeats itself gathers votes at its repeats too, and the
         // alignment it is really at keeps the most.
         let all = bestAlignments()
-        var named = all.filter { $0.value.votes >= threshold }
+        var named = all.filter { r, b in b.votes >= Self.candidateVotes && heard(r, b) }
         // Against a rival, its votes count whole: when only the bed they share is playing,
         // the rival gathers as much as the creative (more, with none of its entries set aside).
         if named.keys.contains(where: { !index.related[$0].isEmpty }) {
@@ -254,7 +361,7 @@ public final class SoundIndex: Sendable {
         var keep = [Bool](repeating: true, count: all.count)
         var shared = 0
         var related = [Set<Int32>](repeating: [], count: prints.count)
-        var peakSets: [Int32: PeakSet] = [:]
+        let peakSets = prints.map { PeakSet($0.peaks) }
         for (r, print) in prints.enumerated() where prints.count > 1 {
             var votes: [Int64: Int32] = [:]
             func key(_ other: Int32, _ alignment: Int, _ block: Int) -> Int64 {
@@ -296,15 +403,14 @@ public final class SoundIndex: Sendable {
                 related[r].insert(other)
             }
             guard !spans.isEmpty else { continue }
-            for other in related[r] where peakSets[other] == nil { peakSets[other] = PeakSet(prints[Int(other)].peaks) }
             for l in print.landmarks {
                 // Shared when the other creative holds both its peaks at the alignment they share,
                 // whether or not it made a landmark of them.
                 let anchorBin = Int(l.hash >> 12), targetBin = anchorBin + Int((l.hash >> 6) & 0x3f) - 32
                 let targetFrame = l.frame + Int(l.hash & 0x3f)
                 let isShared = (spans[l.frame / Self.sharedBlockFrames] ?? []).contains { span in
-                    peakSets[span.other]!.holds(frame: l.frame - span.alignment, bin: anchorBin)
-                        && peakSets[span.other]!.holds(frame: targetFrame - span.alignment, bin: targetBin)
+                    peakSets[Int(span.other)].holds(frame: l.frame - span.alignment, bin: anchorBin)
+                        && peakSets[Int(span.other)].holds(frame: targetFrame - span.alignment, bin: targetBin)
                 }
                 // Its own entry lies among its hash's few (a common hash has none).
                 if isShared, let i = (Int(starts[Int(l.hash)])..<Int(starts[Int(l.hash) + 1]))
@@ -314,6 +420,7 @@ public final class SoundIndex: Sendable {
                 }
             }
         }
+        self.peakSets = peakSets
         entryShared = keep.map { !$0 }
         entryRef = refs
         entryFrame = frames
@@ -323,6 +430,9 @@ public final class SoundIndex: Sendable {
         for (a, others) in related.enumerated() { for b in others { related[Int(b)].insert(Int32(a)) } }
         self.related = related
     }
+
+    /// Per creative, its peaks, to confirm a candidate alignment peak by peak.
+    let peakSets: [PeakSet]
 
     /// Per creative, the creatives it shares sound with (a bed, a jingle, a phrase).
     let related: [Set<Int32>]
@@ -365,26 +475,31 @@ public final class SoundIndex: Sendable {
 }
 
 /// A creative's peaks, to ask whether it has one at a frame and bin (±1 of each: the same sound
-/// read on another frame grid moves a peak by one): a bitmap of 256 bins a frame, 32 bytes a
-/// frame, made only for the creatives some other one shares sound with.
-struct PeakSet {
-    private let bits: [UInt64]
-    private let frames: Int
+/// read on another frame grid moves a peak by one): each frame's bins, a few bytes a frame.
+struct PeakSet: Sendable {
+    private let starts: [Int32]
+    private let bins: [UInt8]
+    /// Frames the creative spans.
+    let frames: Int
 
     init(_ peaks: [SpectralPeak]) {
         frames = (peaks.map(\.frame).max() ?? -1) + 1
-        var bits = [UInt64](repeating: 0, count: frames * 4)
-        for p in peaks where (0..<256).contains(p.bin) {
-            bits[p.frame * 4 + p.bin >> 6] |= 1 << UInt64(p.bin & 63)
+        var starts = [Int32](repeating: 0, count: frames + 1)
+        for p in peaks { starts[p.frame + 1] += 1 }
+        for f in 0..<frames { starts[f + 1] += starts[f] }
+        var bins = [UInt8](repeating: 0, count: peaks.count)
+        var next = starts
+        for p in peaks {
+            bins[Int(next[p.frame])] = UInt8(clamping: p.bin)
+            next[p.frame] += 1
         }
-        self.bits = bits
+        self.starts = starts
+        self.bins = bins
     }
 
     func holds(frame: Int, bin: Int) -> Bool {
         for f in frame - 1...frame + 1 where f >= 0 && f < frames {
-            for b in bin - 1...bin + 1 where (0..<256).contains(b) {
-                if bits[f * 4 + b >> 6] & (1 << UInt64(b & 63)) != 0 { return true }
-            }
+            for i in Int(starts[f])..<Int(starts[f + 1]) where abs(Int(bins[i]) - bin) <= 1 { return true }
         }
         return false
     }

@@ -7,8 +7,9 @@ public struct SoundPrint: Sendable, Equatable {
     /// Landmarks in frame order.
     public var landmarks: [Landmark]
     /// Every spectral peak of the creative (frame and bin, in frame order), kept or not in a
-    /// landmark: what tells, when two creatives share a music bed, which of one's landmarks the
-    /// other's audio holds too, however each chose its landmarks (``SoundIndex``). 3 bytes each.
+    /// landmark: what a candidate's peaks are confirmed against (``SoundMatcher``), and what
+    /// tells, when two creatives share a music bed, which of one's landmarks the other's audio
+    /// holds too, however each chose its landmarks (``SoundIndex``). 3 bytes each.
     public var peaks: [SpectralPeak]
     /// Seconds of audio read.
     public var duration: Double
@@ -154,8 +155,11 @@ public final class SoundPrintReader {
     /// Seconds per frame.
     public var frameSeconds: Double { picker.frameSeconds }
 
-    public func process(_ samples: UnsafeBufferPointer<Float>, found: (Landmark) -> Void) {
-        picker.process(samples) { peak in pairer.add(peak, found: found) }
+    public func process(_ samples: UnsafeBufferPointer<Float>, peak: (SpectralPeak) -> Void = { _ in }, found: (Landmark) -> Void) {
+        picker.process(samples) { p in
+            peak(p)
+            pairer.add(p, found: found)
+        }
     }
 
     /// Every peak of a whole recording but its last 0.14 s. (Read on into silence, the end of a

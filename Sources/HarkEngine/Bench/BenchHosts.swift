@@ -61,6 +61,14 @@ public struct BenchHosts {
         "Can you believe how expensive the tickets were, and we were sitting right behind a pillar.",
     ]
     static let talkVoices = ["en+m1", "en+f1", "en+m4", "en-gb-x-rp+m5", "en-us+m2", "en-029+f2"]
+    /// The decoys' voices: neither the hosts' nor the talkers'. With the hosts' voices, a
+    /// synthesiser says a phrase two texts share ("at your local") sample for sample alike, and
+    /// 10 minutes of unmarked speech then held seconds of a decoy's very audio.
+    static let decoyVoices = ["en-gb-x-gbcwmd+m6", "en-us+f5", "en-gb-x-gbclan+m2", "en-029+m3", "en+f4", "en-gb-x-rp+f3"]
+
+    /// Bumped when a kind's recipe changes, so that a cached file made by the old recipe is not
+    /// read as the new one's (the cache is keyed by kind, index, length and seed).
+    static let recipes = ["decoy-speech": 2, "song-advert": 2, "decoy-sparse-speech": 2]
 
     let directory: String
 
@@ -77,7 +85,8 @@ public struct BenchHosts {
     /// file is made from, seed included, so that a work folder shared by benches or seeds never
     /// hands one of them another's host.
     public func file(kind: String, index: Int, seconds: Double, seed: UInt64) throws -> String {
-        let path = "\(directory)/\(kind)-\(index)-\(Int(seconds))s-seed\(seed).wav"
+        let recipe = Self.recipes[kind].map { "-r\($0)" } ?? ""
+        let path = "\(directory)/\(kind)\(recipe)-\(index)-\(Int(seconds))s-seed\(seed).wav"
         if FileManager.default.fileExists(atPath: path) { return path }
         let n = Int(seconds * Self.rate)
         var x: [Float]
@@ -91,7 +100,7 @@ public struct BenchHosts {
             // Other songs than "music"'s: roots, chord shape and tempo drawn from the seed (under
             // a voice-over for "song-advert", as "advert" is over "music").
             let voiced = kind == "song-advert"
-            x = voiced ? try speech(samples: n, seed: seed, texts: Self.decoyTexts) : [Float](repeating: 0, count: n)
+            x = voiced ? try speech(samples: n, seed: seed, texts: Self.decoyTexts, voices: Self.decoyVoices) : [Float](repeating: 0, count: n)
             var bed = [Float](repeating: 0, count: n)
             bed.withUnsafeMutableBufferPointer {
                 var g = MusicGenerator(rms: voiced ? 0.0316 : 0.1, sampleRate: Self.rate, seed: seed &+ 3, style: .drawn(seed: seed))
@@ -121,9 +130,9 @@ public struct BenchHosts {
         case "sparse-speech":
             x = try sparseSpeech(samples: n, seed: seed)
         case "decoy-speech":
-            x = try speech(samples: n, seed: seed, texts: Self.decoyTexts)
+            x = try speech(samples: n, seed: seed, texts: Self.decoyTexts, voices: Self.decoyVoices)
         case "decoy-sparse-speech":
-            x = try sparseSpeech(samples: n, seed: seed, texts: Self.decoyTexts)
+            x = try sparseSpeech(samples: n, seed: seed, texts: Self.decoyTexts, voices: Self.decoyVoices)
         case "silence":
             x = [Float](repeating: 0, count: n)
         case "babble", "crowd", "talk":
@@ -225,10 +234,10 @@ public struct BenchHosts {
 
     /// A quiet room (pink noise 40 dB down) with a phrase now and then: 1–2.5 s of speech
     /// every 3–7 s.
-    private func sparseSpeech(samples n: Int, seed: UInt64, texts: [String] = texts) throws -> [Float] {
+    private func sparseSpeech(samples n: Int, seed: UInt64, texts: [String] = texts, voices: [String] = voices) throws -> [Float] {
         var x = [Float](repeating: 0, count: n)
         x.withUnsafeMutableBufferPointer { var g = PinkNoiseGenerator(rms: 0.001, sampleRate: Self.rate, seed: seed); g.render(into: $0) }
-        let voice = try speech(samples: n, seed: seed &+ 7, texts: texts)
+        let voice = try speech(samples: n, seed: seed &+ 7, texts: texts, voices: voices)
         var rng = SplitMix64(seed: seed &+ 11)
         var position = 0
         while position < n {

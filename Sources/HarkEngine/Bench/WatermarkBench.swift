@@ -44,6 +44,7 @@ public struct UnmarkedCheck: Sendable {
     public var soundSize: Int?
     public var soundFalseDetections = 0
     public var soundHighestVotes = 0
+    public var soundHighestEvidence = -Double.infinity
 }
 
 public struct BenchReport: Sendable {
@@ -233,9 +234,10 @@ public enum WatermarkBench {
                 }
                 if let index = unmarkedIndex, i == 0 {
                     // The sound reading does not depend on the profile: read once.
-                    let (named, votes) = try listenUnmarked(y[...], rate: rate, index: index)
+                    let (named, votes, evidence) = try listenUnmarked(y[...], rate: rate, index: index)
                     report.unmarked[i].soundFalseDetections += named
                     report.unmarked[i].soundHighestVotes = max(report.unmarked[i].soundHighestVotes, votes)
+                    report.unmarked[i].soundHighestEvidence = max(report.unmarked[i].soundHighestEvidence, evidence)
                 }
                 report.unmarked[i].hours += Double(y.count) / rate / 3600
                 log("unmarked \(kind), \(Int(d.falsePositives.minutesPerKind)) min, \(report.unmarked[i].profile.rawValue): \(found.count) detections")
@@ -272,15 +274,16 @@ public enum WatermarkBench {
         return found
     }
 
-    /// Creatives named in unmarked audio, and the most votes any gathered at one alignment.
-    static func listenUnmarked(_ y: ArraySlice<Float>, rate: Double, index: SoundIndex) throws -> (Int, Int) {
+    /// Creatives named in unmarked audio, the most votes any gathered at one alignment,
+    /// and the most trimmed peak evidence any candidate reached (``SoundMatcher/highestPeakEvidence``).
+    static func listenUnmarked(_ y: ArraySlice<Float>, rate: Double, index: SoundIndex) throws -> (Int, Int, Double) {
         let matcher = try SoundMatcher(index: index, sampleRate: rate)
         var named = 0, most = 0
         inBlocks(y) { block in
             named += matcher.process(block).count
             most = max(most, matcher.bestScores().values.max() ?? 0)
         }
-        return (named, most)
+        return (named, most, matcher.highestPeakEvidence)
     }
 
     static func readMono(_ path: String) throws -> ([Float], Double) {
@@ -346,8 +349,9 @@ public enum WatermarkBench {
                             size, u.catalogueFalseDetections, u.catalogueHighestScore, WatermarkDetector.threshold(payloads: Double(size)))
             }
             if let size = u.soundSize {
-                s += String(cFormat: "Listening for %d creatives by their sound: %d named on the same audio; the most votes at one alignment %d (threshold %d).\n",
-                            size, u.soundFalseDetections, u.soundHighestVotes, SoundMatcher.defaultThreshold)
+                s += String(cFormat: "Listening for %d creatives by their sound: %d named on the same audio; the most votes at one alignment %d (threshold %d, spread over more than a second); the most peak evidence %.1f (threshold %.1f).\n",
+                            size, u.soundFalseDetections, u.soundHighestVotes, SoundMatcher.defaultThreshold,
+                            u.soundHighestEvidence, SoundMatcher.peakThreshold)
             }
         }
         // A definitions file with no hosts or no conditions marks nothing (tools use one to make
