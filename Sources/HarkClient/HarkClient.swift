@@ -36,8 +36,13 @@ public final class HarkConnection {
             throw errno == EACCES || errno == EPERM ? .permission(path: path) : .noDaemon(path: path)
         }
         fd = s
-        guard let first = try readObject(timeout: timeout), first["class"] as? String == "version" else {
+        let answer = try readObject(timeout: timeout)
+        guard let first = answer, first["class"] as? String == "version" else {
             close(s)
+            // harkd refuses with an error line (shutting down, max-clients): say its words.
+            if let message = answer?["message"] as? String, answer?["class"] as? String == "error" {
+                throw .io("harkd at \(path) refused the connection: \(message)")
+            }
             throw .io("\(path) did not answer with harkd's version banner")
         }
         banner = first

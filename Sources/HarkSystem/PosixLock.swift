@@ -22,6 +22,8 @@ public final class PosixLock: @unchecked Sendable {
 
     public func lock() { pthread_mutex_lock(mutex) }
     public func unlock() { pthread_mutex_unlock(mutex) }
+    /// Takes the lock if no one holds it; true when it did.
+    public func tryLock() -> Bool { pthread_mutex_trylock(mutex) == 0 }
 
     public func withLock<R>(_ body: () throws -> R) rethrows -> R {
         lock()

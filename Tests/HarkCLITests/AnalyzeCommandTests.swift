@@ -351,4 +351,39 @@ import Testing
         let detected = try Hark.run(["detect", "-"], input: wav(frames: 4_800))
         #expect(detected.stdout == "standard input: no watermark found\n", "\(detected.stdout) \(detected.stderr)")
     }
+
+    /// A 32-bit float WAV of `frames` copies of `value`.
+    private func floatWAV(_ value: Float, frames: Int) -> [UInt8] {
+        let data = (0..<frames).flatMap { _ in withUnsafeBytes(of: value.bitPattern.littleEndian) { Array($0) } }
+        var out: [UInt8] = Array("RIFF".utf8) + le32(36 + data.count) + Array("WAVE".utf8)
+        out += Array("fmt ".utf8) + le32(16) + le16(3) + le16(1) + le32(48_000) + le32(48_000 * 4) + le16(4) + le16(32)
+        return out + Array("data".utf8) + le32(data.count) + data
+    }
+
+    @Test func samplesFarBeyondFullScaleAreNamedAndThePercentilesAreNotClipped() throws {
+        // Before: exit 0, "LAeq": 759.01, LA10 = LA50 = LA90 = 30.00, every band null, no warning.
+        let file = dir.file("huge.wav")
+        var bytes = floatWAV(1e38, frames: 48_000)
+        // Alternate signs, so the huge samples make a signal and not a constant.
+        for i in stride(from: 44 + 4, to: bytes.count, by: 8) { bytes[i + 3] |= 0x80 }
+        FileManager.default.createFile(atPath: file, contents: Data(bytes))
+        let run = try Hark.run(["analyze", "--json", file])
+        #expect(run.status == 0)
+        #expect(run.stderr.contains("48000 samples lay beyond ±10000 × full scale (+80 dB) and were measured at that limit"), "\(run.stderr)")
+        let summary = try #require(run.jsonObjects.last ?? nil)
+        #expect((summary["warnings"] as? [String])?.contains { $0.contains("beyond ±10000") } == true, "\(summary)")
+        let laeq = try #require(summary["LAeq"] as? Double)
+        #expect(laeq > 70 && laeq < 90, "\(laeq)")
+        for key in ["LA10", "LA50", "LA90"] {
+            let v = summary[key] as? Double
+            #expect(v == nil || abs(v! - laeq) < 3, "\(key) \(v ?? .nan) against LAeq \(laeq)")
+        }
+        // An all-NaN file: no level, and the detector says why it heard nothing.
+        let nan = dir.file("nan.wav")
+        FileManager.default.createFile(atPath: nan, contents: Data(floatWAV(.nan, frames: 48_000)))
+        let detected = try Hark.run(["detect", nan])
+        #expect(detected.stderr.contains("48000 samples were not finite"), "\(detected.stderr)")
+        let analysed = try Hark.run(["analyze", nan])
+        #expect(analysed.stderr.contains("48000 samples were not finite numbers (NaN or infinity) and were measured as silence"), "\(analysed.stderr)")
+    }
 }

@@ -28,4 +28,13 @@ import Testing
         let (avg, n) = mixed([0.2, .nan, 0.4, 0.4], channels: 2, .average)
         #expect(avg == [0, 0.4] && n == 1)
     }
+
+    @Test func clampsSamplesFarBeyondFullScaleAndCountsThem() {
+        var mixer = ChannelMixer(channels: 1)
+        let input: [Float] = [0.5, 1e38, -Float.greatestFiniteMagnitude, 9_999, -20_000, .nan]
+        var out = [Float](repeating: 0, count: input.count)
+        input.withUnsafeBufferPointer { i in out.withUnsafeMutableBufferPointer { mixer.mix(i, frames: input.count, into: $0) } }
+        #expect(out == [0.5, 10_000, -10_000, 9_999, -10_000, 0])
+        #expect(mixer.clampedSamples == 3 && mixer.replacedSamples == 1)
+    }
 }

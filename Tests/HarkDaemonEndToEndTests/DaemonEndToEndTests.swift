@@ -362,6 +362,43 @@ final class UncheckedBox<T>: @unchecked Sendable {
         h.stop()
     }
 
+    @Test func pastMaxClientsAClientIsToldWhyAndCounted() throws {
+        let h = try DaemonHarness()
+        try h.start(config: "max-clients = 2\n")
+        let a = try h.connect()
+        let b = try h.connect()
+        do {
+            _ = try h.connect()
+            Issue.record("a third client was served past max-clients = 2")
+        } catch {
+            #expect("\(error)".contains("refused the connection: harkd serves at most 2 clients at once (max-clients)"), "\(error)")
+        }
+        let status = try #require(try a.ask(["cmd": "status"], until: "status"))
+        #expect(status["maxClients"] as? Int == 2 && status["clientsRefused"] as? Int == 1 && status["clients"] as? Int == 2, "\(status)")
+        #expect(h.logText.contains("a client was refused: 2 clients are connected (max-clients)"), "\(h.logText)")
+        _ = b
+        h.stop()
+    }
+
+    @Test func withClientsUpToTheDefaultCapTheCaptureDeviceStillOpens() throws {
+        // With 1 024 descriptors and no cap, a connected client's noise session once failed with
+        // "cannot open capture device 'default': Too many open files". 100 descriptors: 36 clients.
+        let h = try DaemonHarness()
+        try hark(["generate", "sine", h.dir + "/tone.wav", "--frequency", "1000", "--level", "-23", "--duration", "8"])
+        let raw = try h.raw(from: h.dir + "/tone.wav", name: "tone.raw")
+        try h.start(descriptorLimit: 100)
+        let limit = 100 - 64      // the descriptors kept for the device, the spool and the uplink
+        var clients = [try h.connect()]
+        while clients.count < limit { clients.append(try h.connect()) }
+        #expect(throws: (any Error).self) { try h.connect() }
+        h.feed(raw, speed: 4)
+        let report = try #require(try clients[0].ask(["cmd": "noise", "seconds": 1, "id": "n"], until: "report"))
+        #expect(report["LAeq"] is Double, "\(report)")
+        let status = try #require(try clients[1].ask(["cmd": "status"], until: "status"))
+        #expect(status["maxClients"] as? Int == limit && status["clientsRefused"] as? Int == 1, "\(status)")
+        h.stop()
+    }
+
     @Test func sighupReloadsTheConfiguration() throws {
         let h = try DaemonHarness()
         try h.start(config: "mode = on-demand\n")

@@ -98,7 +98,8 @@ final class DaemonHarness: @unchecked Sendable {
 
     /// Starts harkd on the FIFO with `extra` arguments and waits for its socket.
     /// - Parameter configByEnvironment: name the file in `$HARKD_CONFIG` rather than `--config`.
-    func start(_ extra: [String] = [], config: String? = nil, configByEnvironment: Bool = false) throws {
+    /// - Parameter descriptorLimit: run harkd with this limit on open files, soft and hard.
+    func start(_ extra: [String] = [], config: String? = nil, configByEnvironment: Bool = false, descriptorLimit: Int? = nil) throws {
         var args = ["--alsa-config", dir + "/alsa.conf", "--socket", socket]
         if let config {
             try config.write(toFile: dir + "/harkd.conf", atomically: true, encoding: .utf8)
@@ -107,6 +108,10 @@ final class DaemonHarness: @unchecked Sendable {
         let p = Process()
         p.executableURL = builtExecutable("harkd")
         p.arguments = args + extra
+        if let limit = descriptorLimit {
+            p.arguments = ["-c", "ulimit -n \(limit) && exec \"$0\" \"$@\"", builtExecutable("harkd").path] + args + extra
+            p.executableURL = URL(fileURLWithPath: "/bin/sh")
+        }
         // Hermetic: never the machine's /etc/hark/harkd.conf.
         if config == nil { precondition(FileManager.default.createFile(atPath: dir + "/harkd.conf", contents: nil), "cannot write \(dir)/harkd.conf") }
         p.environment = ProcessInfo.processInfo.environment.merging(["HARKD_CONFIG": dir + "/harkd.conf"]) { $1 }

@@ -57,7 +57,7 @@ import Testing
         // Codes are the protocol's: spelled as docs/protocol.md lists them.
         #expect(Messages.ErrorCode.allCases.map(\.rawValue) == ["too-deep", "not-json", "not-an-object", "bad-id", "no-command",
                                                                   "unknown-command", "bad-argument", "line-too-long",
-                                                                  "too-many-sessions", "shutting-down", "no-audio"])
+                                                                  "too-many-sessions", "shutting-down", "no-audio", "too-many-clients"])
     }
 
     @Test func echoesTheIdOfARefusedCommand() {

@@ -1,5 +1,6 @@
 import Foundation
 import HarkDSP
+import HarkSystem
 import HarkTesting
 import Testing
 @testable import HarkDaemon
@@ -114,6 +115,27 @@ import Testing
         let good = dir.write("good.conf", Array("# café, naïve, 1–8\nmode = continuous\n".utf8))
         #expect(try DaemonConfiguration.text(ofFile: good) == "# café, naïve, 1–8\nmode = continuous\n")
         #expect("\(DaemonConfiguration.ParseError(source: missing, line: 0, message: "m"))" == "\(missing): m")
+    }
+
+    /// The packaged configuration and units, read from the source tree.
+    private func packaged(_ name: String) throws -> String {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return try String(contentsOf: root.appendingPathComponent("tools/systemd/" + name), encoding: .utf8)
+    }
+
+    @Test func thePackagedConfigurationParsesAndSaysWhatTheCodeDoes() throws {
+        let text = try packaged("harkd.conf")
+        var c = DaemonConfiguration()
+        try c.apply(file: text, source: "harkd.conf")
+        // The thresholds it quotes are today's (it once quoted 7.55 / 9.58).
+        let catalogue = String(cFormat: "%.2f", WatermarkDetector.threshold(payloads: 100))
+        let open = String(cFormat: "%.2f", WatermarkDetector.threshold)
+        #expect(text.contains("needs a score of \(catalogue) instead of \(open)"), "quotes other thresholds than \(catalogue) / \(open)")
+        // A packaged user has no tools/install: it says where the package puts the drop-in.
+        #expect(text.contains("/usr/share/doc/hark/harkd-uplink.conf"))
+        // An instance rereads its own file on SIGHUP, not harkd.conf.
+        let instance = try packaged("harkd@.service")
+        #expect(instance.contains("SIGHUP rereads the instance's /etc/hark/%i.conf") && !instance.contains("SIGHUP rereads /etc/hark/harkd.conf"))
     }
 
     @Test func catalogueFromTheFileOrAListFile() throws {

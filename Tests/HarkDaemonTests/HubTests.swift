@@ -253,6 +253,42 @@ import Testing
         #expect(hub.sessionCount == 0)
     }
 
+    @Test func pastMaxClientsAConnectionIsRefusedAndCounted() {
+        let hub = Hub(logger: Logger(label: "test"))
+        hub.limitClients(2)
+        let a = Client(hub: hub), b = Client(hub: hub)
+        let third = ClientConnection(id: 9_001, channel: EmbeddedChannel(), logger: Logger(label: "t"))
+        #expect(hub.connect(third) == .full(2))
+        #expect(hub.clientCount == 2 && hub.clientsRefused == 1)
+        // One leaves: the next is served.
+        hub.disconnect(a.connection.id)
+        #expect(hub.connect(ClientConnection(id: 9_002, channel: EmbeddedChannel(), logger: Logger(label: "t"))) == nil)
+        _ = b
+        // The default keeps descriptors for the device, the spool and the uplink.
+        #expect(DaemonConfiguration.defaultMaxClients(descriptorLimit: 1_024) == 960)
+        #expect(DaemonConfiguration.defaultMaxClients(descriptorLimit: 524_288) == 1_024)
+        #expect(DaemonConfiguration.defaultMaxClients(descriptorLimit: 40) == 1)
+    }
+
+    @Test func timedOutNoiseSessionsAreFinishedOutsideTheLock() {
+        // When a device is lost, up to 64 sessions time out at once; their meters and bands
+        // were finished inside the hub's lock while connect, handle and send waited on it.
+        let hub = Hub(logger: Logger(label: "test"))
+        let clients = (0..<16).map { _ in Client(hub: hub) }
+        for (k, c) in clients.enumerated() {
+            for i in 0..<Hub.sessionsPerClient { hub.handle(.noise(seconds: 1, id: "n\(k).\(i)"), from: c.connection.id) }
+        }
+        let rate = 16_000.0
+        let tone = [Float](repeating: 0.1, count: 4_000)
+        tone.withUnsafeBufferPointer { hub.feed($0, rate: rate, streamTime: 0) }
+        var held: [Bool] = []
+        hub.finishingExpiredSession = { held.append($0) }
+        hub.tick(streamTime: 0.25, now: Date(timeIntervalSinceNow: 1 + Hub.grace + 0.1))
+        #expect(held.count == 64 && !held.contains(true), "\(held.filter { $0 }.count) of \(held.count) finished under the lock")
+        #expect(clients.map { $0.objects().filter { $0["class"] as? String == "report" }.count }.reduce(0, +) == 64)
+        #expect(hub.sessionCount == 0)
+    }
+
     @Test func shakeEndsByTheWallClockWhenAudioStopsPartWay() {
         let hub = Hub(logger: Logger(label: "test"))
         let a = Client(hub: hub)
@@ -342,6 +378,6 @@ import Testing
         hub.shutdown(message: "harkd is shutting down")
         #expect(a.lines() == [#"{"class":"error","id":"s1","code":"shutting-down","message":"harkd is shutting down"}"#,
                               #"{"class":"error","id":"n1","code":"shutting-down","message":"harkd is shutting down"}"#])
-        #expect(!hub.connect(ClientConnection(id: 999, channel: EmbeddedChannel(), logger: Logger(label: "t"))))
+        #expect(hub.connect(ClientConnection(id: 999, channel: EmbeddedChannel(), logger: Logger(label: "t"))) == .shuttingDown)
     }
 }

@@ -6,7 +6,9 @@
 /// select its channel.
 ///
 /// Samples that are not finite numbers (a corrupt float file can hold NaN or ±∞) are replaced
-/// by silence and counted, so they can be reported instead of poisoning every level.
+/// by silence and counted, so they can be reported instead of poisoning every level. Finite
+/// samples beyond ±``sampleLimit`` (+80 dB over full scale: no converter makes them, a float
+/// file that lies does) are clamped to it and counted: squared, 1e38 overflows every sum.
 public struct ChannelMixer: Sendable {
     public enum Selection: Sendable, Equatable {
         /// The mean of all channels.
@@ -19,6 +21,10 @@ public struct ChannelMixer: Sendable {
     public let selection: Selection
     /// Non-finite input samples replaced by zero so far.
     public private(set) var replacedSamples = 0
+    /// Finite samples beyond ±``sampleLimit`` clamped to it so far.
+    public private(set) var clampedSamples = 0
+    /// 10 000 × full scale, as the watermark detector's own limit.
+    public static let sampleLimit: Float = 10_000
 
     public init(channels: Int, selection: Selection = .average) {
         precondition(channels >= 1)
@@ -44,12 +50,18 @@ public struct ChannelMixer: Sendable {
             }
         }
         // One pass to check, a second only if something is wrong.
+        let limit = Self.sampleLimit
         var bad = false
-        for i in 0..<frames where !output[i].isFinite { bad = true; break }
+        for i in 0..<frames where !(abs(output[i]) <= limit) { bad = true; break }
         if bad {
-            for i in 0..<frames where !output[i].isFinite {
-                output[i] = 0
-                replacedSamples += 1
+            for i in 0..<frames where !(abs(output[i]) <= limit) {
+                if output[i].isFinite {
+                    output[i] = output[i] < 0 ? -limit : limit
+                    clampedSamples += 1
+                } else {
+                    output[i] = 0
+                    replacedSamples += 1
+                }
             }
         }
     }

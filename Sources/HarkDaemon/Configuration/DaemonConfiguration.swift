@@ -48,6 +48,30 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var calibration = 0.0
     /// Unsent bytes a client may accumulate before it is dropped.
     public var clientQueueBytes = 256 * 1024
+    /// Clients served at once (nil: ``defaultMaxClients(descriptorLimit:)``).
+    public var maxClients: Int?
+
+    /// Descriptors kept for what is not a client: the capture device (ALSA opens a few), the
+    /// spool (database, log, shared memory, lock), the uplink's socket, the event loops, the
+    /// journal.
+    public static let descriptorReserve = 64
+
+    /// The descriptor limit less ``descriptorReserve``, and at most 1 024: with 1 024
+    /// descriptors and no cap, 399 connects once failed unanswered and a connected client's
+    /// noise session could not open the capture device ("Too many open files").
+    public static func defaultMaxClients(descriptorLimit: Int) -> Int {
+        max(1, min(1_024, descriptorLimit - descriptorReserve))
+    }
+
+    /// This process's limit on open descriptors (its soft limit).
+    public static var descriptorLimit: Int {
+        var files = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files) == 0 else { return 1_024 }
+        return files.rlim_cur >= rlim_t(Int.max / 2) ? Int.max / 2 : Int(files.rlim_cur)
+    }
+
+    /// The clients served at once: ``maxClients``, or the default for this process's limit.
+    public var resolvedMaxClients: Int { maxClients ?? Self.defaultMaxClients(descriptorLimit: Self.descriptorLimit) }
     /// The name every record carries (and the uplink's topics): nil means the machine id.
     public var unit: String?
     /// The SQLite file every report, detection and shake result is committed to before it is
@@ -227,6 +251,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             catalogue = try Self.catalogue(String(decoding: data, as: UTF8.self), source: "catalogue-file \(value)")
         case "calibration": calibration = try number(-200...200)
         case "client-queue-kb": clientQueueBytes = Int(try number(1...65_536) * 1024)
+        case "max-clients": maxClients = Int(try number(1...1_000_000))
         case "unit":
             try Self.checkUnit(value)
             unit = value

@@ -31,6 +31,7 @@ public enum Messages {
         case tooManySessions = "too-many-sessions"
         case shuttingDown = "shutting-down"
         case noAudio = "no-audio"
+        case tooManyClients = "too-many-clients"
     }
 
     public static func error(_ code: ErrorCode, _ message: String, id: String? = nil, device: String? = nil) -> String {
@@ -52,6 +53,9 @@ public enum Messages {
         public var overruns: Int
         public var dropped: Int
         public var clients: Int
+        /// The most clients served at once, and connections refused for it since start.
+        public var maxClients = 0
+        public var clientsRefused = 0
         public var sessions: Int
         public var detail: String?
         public var spool = SpoolStatus(state: "off")
@@ -105,6 +109,8 @@ public enum Messages {
         j.add("overruns", s.overruns)
         j.add("dropped", s.dropped)
         j.add("clients", s.clients)
+        j.add("maxClients", s.maxClients)
+        j.add("clientsRefused", s.clientsRefused)
         j.add("sessions", s.sessions)
         if let d = s.detail { j.add("detail", d) }
         j.add("spool", s.spool.state)

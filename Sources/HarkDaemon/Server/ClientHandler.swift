@@ -24,8 +24,13 @@ final class ClientHandler: ChannelInboundHandler {
         let id = Self.nextID.add(1, ordering: .relaxed).oldValue
         let c = ClientConnection(id: id, channel: context.channel, limit: queueLimit, logger: logger)
         connection = c
-        if !hub.connect(c) {
+        switch hub.connect(c) {
+        case nil: break
+        case .shuttingDown:
             c.sendAndClose(Messages.error(.shuttingDown, "harkd is shutting down"))
+            return
+        case .full(let n):
+            c.sendAndClose(Messages.error(.tooManyClients, "harkd serves at most \(n) clients at once (max-clients); try again later"))
             return
         }
         logger.debug("client \(id) connected")

@@ -97,6 +97,7 @@ public final class Daemon: Service, Sendable {
         var probe = AnalysisPipeline.Settings(sampleRate: Double(c.capture.rate))
         probe.watermark = AnalysisPipeline.WatermarkSearch(key: c.watermarkKey, profile: c.watermarkProfile)
         _ = try AnalysisPipeline(probe)
+        hub.limitClients(c.resolvedMaxClients)
         hub.configure(continuous: c.mode == .continuous, calibration: c.calibration, device: c.capture.device,
                       shakeEvidence: c.shakeEvidence)
         hub.recorder = makeRecorder(c)
@@ -110,7 +111,7 @@ public final class Daemon: Service, Sendable {
             try? await group.shutdownGracefully()
             throw error
         }
-        logger.info("harkd \(Hark.version) ready: mode \(c.mode.rawValue), device '\(c.capture.device)'")
+        logger.info("harkd \(Hark.version) ready: mode \(c.mode.rawValue), device '\(c.capture.device)', at most \(hub.maxClients) clients (descriptor limit \(DaemonConfiguration.descriptorLimit))")
         // Said at every start: a harkd run by hand still reads the packaged file when there is
         // one, and writes where that file says.
         if let file = configurationFile {
@@ -202,6 +203,7 @@ public final class Daemon: Service, Sendable {
             hub.recorder.uplink?.stop()
             hub.recorder = makeRecorder(fresh)
         }
+        hub.limitClients(fresh.resolvedMaxClients)
         hub.configure(continuous: fresh.mode == .continuous, calibration: fresh.calibration, device: fresh.capture.device,
                       shakeEvidence: fresh.shakeEvidence)
         let onAir = campaigns.withLock { c in
@@ -220,6 +222,8 @@ public final class Daemon: Service, Sendable {
         var status = Messages.Status(state: s.state, device: configuration.capture.device, rate: s.rate, mode: configuration.mode.rawValue,
                                      uptime: Date().timeIntervalSince(started), overruns: s.overruns, dropped: s.dropped,
                                      clients: hub.clientCount, sessions: hub.sessionCount, detail: s.detail)
+        status.maxClients = hub.maxClients
+        status.clientsRefused = hub.clientsRefused
         status.spool = hub.recorder.status
         let onAir = campaigns.withLock { $0 }
         if let path = onAir.path ?? configuration.catalogueFile {

@@ -96,10 +96,15 @@ public final class Hub: @unchecked Sendable {
         var shakeEvidence = Command.ShakeEvidence.any
         var calibration = 0.0
         var closing = false
+        var maxClients = Int.max
+        var clientsRefused = 0
         var device = "default"
     }
 
     private let state = Locked(State())
+    /// Called as each timed-out noise session's meter is finished, with whether the hub's lock
+    /// is held then (tests: it must not be).
+    var finishingExpiredSession: ((_ lockHeld: Bool) -> Void)?
 
     /// A record made under the lock, committed to the spool and sent after it.
     private struct Outgoing {
@@ -162,15 +167,43 @@ public final class Hub: @unchecked Sendable {
 
     // MARK: - clients (NIO threads)
 
-    func connect(_ connection: ClientConnection) -> Bool {
-        let accepted = state.withLock { s -> Bool in
-            guard !s.closing else { return false }
-            s.clients[connection.id] = ClientState(connection: connection)
-            return true
-        }
-        if accepted { connection.send(Messages.version()) }
-        return accepted
+    /// Why a connection was not taken.
+    enum Refusal: Equatable {
+        case shuttingDown
+        /// ``maxClients`` are connected.
+        case full(Int)
     }
+
+    /// Takes a new client (and sends it the version banner), or says why not.
+    func connect(_ connection: ClientConnection) -> Refusal? {
+        let refusal = state.withLock { s -> Refusal? in
+            guard !s.closing else { return .shuttingDown }
+            guard s.clients.count < s.maxClients else {
+                s.clientsRefused += 1
+                return .full(s.maxClients)
+            }
+            s.clients[connection.id] = ClientState(connection: connection)
+            return nil
+        }
+        switch refusal {
+        case nil: connection.send(Messages.version())
+        case .full(let n):
+            for line in refusals.admit("a client was refused: \(n) clients are connected (max-clients)") { logger.warning("\(line)") }
+        case .shuttingDown: break
+        }
+        return refusal
+    }
+
+    /// Serves at most `n` clients at once (harkd's `max-clients`): each is a descriptor, and the
+    /// capture device, the spool and the uplink must still find theirs.
+    func limitClients(_ n: Int) {
+        state.withLock { $0.maxClients = max(1, n) }
+    }
+
+    var maxClients: Int { state.withLock { $0.maxClients } }
+    /// Connections refused for ``maxClients`` since start.
+    var clientsRefused: Int { state.withLock { $0.clientsRefused } }
+    private let refusals = LogRateLimiter(burst: 1, window: 60)
 
     func disconnect(_ id: Int) {
         state.withLock { s in
@@ -443,6 +476,7 @@ public final class Hub: @unchecked Sendable {
         var records: [Outgoing] = []
         var answers: [(Int, String)] = []
         var unheard: [(client: Int, id: String?, what: String)] = []
+        var expired: [Noise] = []
         let device = state.withLock { s -> String in
             s.streamTime = streamTime
             s.shakes.removeAll { shake in
@@ -461,23 +495,25 @@ public final class Hub: @unchecked Sendable {
                                         line: Messages.shakeNone(id: shake.id, after: min(heard, shake.seconds), warnings: warnings, stamp: stamp)))
                 return true
             }
+            // Only taken out here: finishing their meters and bands (up to 64 sessions at once
+            // when a device is lost) runs after the lock is released, as in ``feed``.
             s.noises.removeAll { n in
                 guard now >= n.wallDeadline else { return false }
-                guard n.framesDone > 0 else {
-                    unheard.append((n.client, n.id, "noise session"))
-                    return true
-                }
-                let measured = Double(n.framesDone) / n.rate
-                let warning = String(cFormat: "audio stopped coming (capture device lost?): measured %.2f s of %.2f s", measured, n.seconds)
-                var measurement: AnalysisPipeline.Measurement?
-                try? n.pipeline?.finish { if case .report(let m) = $0 { measurement = m } }
-                if let m = measurement {
-                    records.append(report(for: n, measurement: m, device: s.device, warnings: n.gaps.warnings(rate: n.rate) + [warning],
-                                          recorder: recorder, now: now))
-                }
+                if n.framesDone > 0 { expired.append(n) } else { unheard.append((n.client, n.id, "noise session")) }
                 return true
             }
             return s.device
+        }
+        for n in expired {
+            finishingExpiredSession?(state.isHeld)
+            let measured = Double(n.framesDone) / n.rate
+            let warning = String(cFormat: "audio stopped coming (capture device lost?): measured %.2f s of %.2f s", measured, n.seconds)
+            var measurement: AnalysisPipeline.Measurement?
+            try? n.pipeline?.finish { if case .report(let m) = $0 { measurement = m } }
+            if let m = measurement {
+                records.append(report(for: n, measurement: m, device: device, warnings: n.gaps.warnings(rate: n.rate) + [warning],
+                                      recorder: recorder, now: now))
+            }
         }
         if !unheard.isEmpty {
             let status = statusProvider()

@@ -88,6 +88,9 @@ public final class LevelAnalysis {
         if mixer.replacedSamples > 0 {
             warnings.append("\(source.name): \(mixer.replacedSamples) samples were not finite numbers (NaN or infinity) and were measured as silence")
         }
+        if mixer.clampedSamples > 0 {
+            warnings.append("\(source.name): \(mixer.clampedSamples) samples lay beyond ±\(Int(ChannelMixer.sampleLimit)) × full scale (+80 dB) and were measured at that limit: the file's levels are not to be trusted")
+        }
         let report = ReportEvent(
             source: source.name,
             measurement: last!,

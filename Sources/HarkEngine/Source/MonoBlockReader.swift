@@ -29,6 +29,10 @@ struct MonoBlockReader {
         self.init(channels: reader.channels) { try reader.read(into: $0) }
     }
 
+    /// Samples that were not finite (read as 0) or beyond ±``ChannelMixer/sampleLimit``
+    /// (clamped to it) so far.
+    var unusableSamples: Int { mixer.replacedSamples + mixer.clampedSamples }
+
     /// The next block in mono, empty at the end of the input. Use it before the next call.
     mutating func next() throws -> ArraySlice<Float> {
         let read = self.read

@@ -26,6 +26,7 @@ public enum WatermarkScan {
             }
         }
         try pipeline.finish { if case .detection(let d) = $0 { try emit(d) } }
-        return pipeline.unusableSamples
+        // The mix-down replaces them before the detector sees them; either may have.
+        return max(blocks.unusableSamples, pipeline.unusableSamples)
     }
 }
