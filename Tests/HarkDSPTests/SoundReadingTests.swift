@@ -70,6 +70,15 @@ import Testing
         var bytes = print.bytes
         bytes[0] = UInt8(ascii: "X")
         #expect(throws: SoundPrintError.damaged("not a sound reading")) { try SoundPrint(bytes: bytes) }
+        // 30 s of band envelopes, 16 bands every 32 ms.
+        #expect(abs(print.envelope.rows - 30 * 1000 / 32) <= 4 && print.envelope.levels.max() == 255)
+        // A reading of the first format (no envelope) is still read, as catalogues made then hold it.
+        var first = Array(print.bytes.dropLast(4 + print.envelope.levels.count))
+        first[3] = UInt8(ascii: "1")
+        let old = try SoundPrint(bytes: first)
+        #expect(old.landmarks == print.landmarks && old.peaks == print.peaks && old.envelope.rows == 0)
+        // A reading cut inside its envelope is refused, not read short.
+        #expect(throws: SoundPrintError.self) { try SoundPrint(bytes: Array(print.bytes.dropLast(7))) }
     }
 
     /// A jingle: a solo line over a song of its own.
@@ -156,6 +165,25 @@ import Testing
         #expect(most >= SoundMatcher.candidateVotes && evidence >= SoundMatcher.peakThreshold, "\(most) votes, evidence \(evidence)")
         #expect(spread < SoundMatcher.spreadThreshold, "\(spread) votes outside the best second")
         #expect(try listen(index, programme(holding: 4)[...]).first?.reference == 0)
+    }
+
+    @Test func theEnvelopesFollowTheCreativeThroughARoomAndNoOtherSong() throws {
+        // A held chord has no peak of its own in time; how its bands rise and fall survives
+        // the room. Read 6 s from 8 s in: the alignment is then −8 s of frames.
+        let creatives = [song(61), song(62)]
+        let index = SoundIndex(prints: try creatives.map(reading))
+        let start = Int(8 * Self.rate)
+        let y = try throughRoom(creatives[0], snr: 10, seed: 61)
+        let m = try SoundMatcher(index: index, sampleRate: Self.rate)
+        _ = y[start..<(start + Int(6 * Self.rate))].withUnsafeBufferPointer { m.process($0) }
+        let alignment = -Int((8 / SpectralPeakPicker.hopDuration).rounded())
+        let own = m.envelopeEvidence(reference: 0, alignment: alignment)
+        let other = m.envelopeEvidence(reference: 1, alignment: alignment)
+        #expect(own.rho > 0.5 && own.z > 3, "\(own)")
+        #expect(other.rho < 0.3 && other.z < 3, "\(other)")
+        // A frame of misalignment costs little; half a second loses it.
+        #expect(m.envelopeEvidence(reference: 0, alignment: alignment + 1).rho > 0.4)
+        #expect(m.envelopeEvidence(reference: 0, alignment: alignment + 31).rho < own.rho - 0.2)
     }
 
     @Test func aSharedMusicBedNamesNoCampaign() throws {

@@ -25,7 +25,7 @@ public struct SoundMatch: Sendable, Equatable {
 public final class SoundMatcher {
     /// Votes at one alignment that name a creative. Chance alignments on unmarked audio stay far
     /// below (docs/watermark.md, Sound reading: the calibration and its margin).
-    public static let defaultThreshold = 20
+    public static let defaultThreshold = 24
     /// The window votes are counted over.
     public static let defaultWindow = 6.0
 
@@ -54,6 +54,12 @@ public final class SoundMatcher {
     /// The input's peaks within the window, in frame order (from `roomHead`).
     private var roomPeaks: [SpectralPeak] = []
     private var roomHead = 0
+    /// The input's envelope rows within the window (from `rowHead`); `rowBase` is the row
+    /// number of `roomRows[0]` (row i covers frames 2i and 2i + 1).
+    private var roomRows: [[Float]] = []
+    private var rowHead = 0
+    private var rowBase = 0
+    private var envelopeRows = EnvelopeRows()
     private var last: [Int: Double] = [:]
     private var touched: [Int64] = []
 
@@ -76,11 +82,13 @@ public final class SoundMatcher {
         inputCount += samples.count
         touched.removeAll(keepingCapacity: true)
         var newest = 0
-        reader.process(samples, peak: { roomPeaks.append(SpectralPeak(frame: $0.frame, bin: $0.bin, level: 0)) }) { l in
+        reader.process(samples, peak: { roomPeaks.append(SpectralPeak(frame: $0.frame, bin: $0.bin, level: 0)) },
+                       spectrum: { if let row = envelopeRows.add($0) { roomRows.append(row) } }) { l in
             newest = max(newest, l.frame)
             vote(l)
         }
         guard !touched.isEmpty else { return [] }
+        newestFrame = newest
         forget(before: newest - windowFrames)
         return settle()
     }
@@ -125,6 +133,12 @@ public final class SoundMatcher {
             votesHead += 1
         }
         while roomHead < roomPeaks.count && roomPeaks[roomHead].frame < frame { roomHead += 1 }
+        while rowHead < roomRows.count && (rowBase + rowHead) * SoundEnvelope.framesPerRow < frame { rowHead += 1 }
+        if rowHead > 4096 && rowHead * 2 > roomRows.count {
+            roomRows.removeFirst(rowHead)
+            rowBase += rowHead
+            rowHead = 0
+        }
         if roomHead > 4096 && roomHead * 2 > roomPeaks.count {
             roomPeaks.removeFirst(roomHead)
             roomHead = 0
@@ -146,17 +160,20 @@ public final class SoundMatcher {
     /// Each creative's best alignment within the window now, and its votes (with its shared
     /// entries' votes: `shared`); `runnerUp`, the most votes at any alignment more than a frame
     /// from the best.
-    func bestAlignments(shared: Bool = false) -> [Int: (alignment: Int, votes: Int, runnerUp: Int)] {
+    func bestAlignments(shared: Bool = false, of creatives: Set<Int>? = nil) -> [Int: (alignment: Int, votes: Int, runnerUp: Int)] {
         var best: [Int: (alignment: Int, votes: Int, runnerUp: Int)] = [:]
         let counts = shared ? allCounts : counts
+        // Only the creatives asked for: scoring a key costs three lookups, and on noise the
+        // window holds thousands of keys with a vote or two.
+        let keys = creatives.map { c in counts.keys.filter { c.contains(Int($0 >> 32)) } } ?? Array(counts.keys)
         // Ties go to the earlier alignment, so the answer does not depend on the order a
         // dictionary happens to keep.
-        for k in counts.keys {
+        for k in keys {
             let r = Int(k >> 32), s = score(k, counts), a = Int(Int32(truncatingIfNeeded: k))
             if let b = best[r], s < b.votes || (s == b.votes && a >= b.alignment) { continue }
             best[r] = (a, s, 0)
         }
-        for k in counts.keys {
+        for k in keys {
             let r = Int(k >> 32), a = Int(Int32(truncatingIfNeeded: k))
             guard let b = best[r], abs(a - b.alignment) > 1 else { continue }
             best[r]!.runnerUp = max(b.runnerUp, score(k, counts))
@@ -227,6 +244,81 @@ public final class SoundMatcher {
         return (total / spread, trimmed / spread, h, mean)
     }
 
+    /// How far the input's band envelopes follow the creative's at an alignment beyond what
+    /// they do at other alignments: per band, the correlation over the window of the input's
+    /// levels with the creative's (each less its mean over the window: a room's and a speaker's
+    /// colouring drop out), averaged over the bands; against the same at the ``nullShifts``
+    /// other alignments of ``peakEvidence(reference:alignment:)``: (ρ − their mean) / their
+    /// spread; `trimmed` without the two blocks that gave the most, as there.
+    public func envelopeEvidence(reference r: Int, alignment: Int) -> (z: Double, trimmed: Double, rho: Double) {
+        let envelope = index.prints[r].envelope
+        let bands = SoundEnvelope.bands, perRow = SoundEnvelope.framesPerRow
+        let rows = envelope.rows
+        let count = roomRows.count - rowHead
+        guard rows * perRow > 2 * Self.nullShiftSpacing, count >= 8 else { return (0, 0, 0) }
+        let blocks = ((count - 1) * perRow) / Self.blockFrames + 1
+        // The input's levels less their means, and each band's norm: the same at every shift.
+        var x = [Float](repeating: 0, count: count * bands)
+        var xNorm = [Float](repeating: 0, count: bands)
+        for b in 0..<bands {
+            var mean: Float = 0
+            for t in 0..<count { mean += roomRows[rowHead + t][b] }
+            mean /= Float(count)
+            for t in 0..<count {
+                let v = roomRows[rowHead + t][b] - mean
+                x[t * bands + b] = v
+                xNorm[b] += v * v
+            }
+        }
+        var y = [Float](repeating: 0, count: count * bands)
+        func correlation(_ shift: Int, into perBlock: inout [Double]) -> Double {
+            var yMean = [Float](repeating: 0, count: bands)
+            for t in 0..<count {
+                let frame = (rowBase + rowHead + t) * perRow - alignment + shift
+                var j = (frame >= 0 ? frame : frame - (perRow - 1)) / perRow % rows
+                if j < 0 { j += rows }
+                let row = envelope.row(j)
+                var b = 0
+                for v in row {
+                    let level = Float(v) / SoundEnvelope.stepsPerDB
+                    y[t * bands + b] = level
+                    yMean[b] += level
+                    b += 1
+                }
+            }
+            var yNorm = [Float](repeating: 0, count: bands)
+            for t in 0..<count {
+                for b in 0..<bands {
+                    let v = y[t * bands + b] - yMean[b] / Float(count)
+                    y[t * bands + b] = v
+                    yNorm[b] += v * v
+                }
+            }
+            let scale = (0..<bands).map { b in xNorm[b] > 0 && yNorm[b] > 0 ? 1 / (xNorm[b] * yNorm[b]).squareRoot() / Float(bands) : 0 }
+            var total = 0.0
+            for t in 0..<count {
+                var c: Float = 0
+                for b in 0..<bands { c += x[t * bands + b] * y[t * bands + b] * scale[b] }
+                perBlock[(t * perRow) / Self.blockFrames] += Double(c)
+                total += Double(c)
+            }
+            return total
+        }
+        var aligned = [Double](repeating: 0, count: blocks)
+        let rho = correlation(0, into: &aligned)
+        let frames = rows * perRow
+        let step = max(Self.nullShiftSpacing, (frames - 2 * Self.nullShiftSpacing) / Self.nullShifts)
+        var expected = [Double](repeating: 0, count: blocks)
+        let null = (0..<Self.nullShifts).map { correlation(Self.nullShiftSpacing + $0 * step, into: &expected) }
+        let mean = null.reduce(0, +) / Double(null.count)
+        let variance = null.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(null.count - 1)
+        let spread = max(0.01, variance.squareRoot())
+        let excess = (0..<blocks).map { aligned[$0] - expected[$0] / Double(Self.nullShifts) }.sorted(by: >)
+        let total = excess.reduce(0, +)
+        let trimmed = total - excess.prefix(2).reduce(0, +)
+        return (total / spread, trimmed / spread, rho)
+    }
+
     /// The votes at an alignment (±1) within the window, and the same without the two blocks
     /// that gave the most (as ``peakEvidence(reference:alignment:)``'s `trimmed`).
     public func spreadVotes(reference r: Int, alignment: Int) -> (votes: Int, trimmed: Int) {
@@ -255,37 +347,70 @@ public final class SoundMatcher {
     /// The most trimmed peak evidence any candidate whose votes were spread enough reached so
     /// far, named or not (for studies of the margin on unmarked audio).
     public private(set) var highestPeakEvidence = -Double.infinity
+    /// The same for the peaks' and envelopes' evidence together, spread or not.
+    public private(set) var highestCombinedEvidence = -Double.infinity
 
-    /// The last verdict on each creative, and the votes it was given for: the evidence is read
-    /// again only when the votes change.
-    private var verdicts: [Int: (alignment: Int, votes: Int, heard: Bool)] = [:]
+    /// The last verdict on each creative, the votes it was given for and the input frame it was
+    /// read at: the evidence is read again when the votes change, at most every
+    /// ``reviewFrames`` at one alignment.
+    private var verdicts: [Int: (alignment: Int, votes: Int, frame: Int, heard: Bool)] = [:]
+    /// 128 ms: a candidate's evidence is read at 25 alignments each time, the matcher's main
+    /// cost on noisy audio, and gains little in a hop.
+    static let reviewFrames = 8
+    /// Candidates whose evidence is read in one pass, most votes first.
+    static let reviewsPerPass = 3
+    private var reviewsLeft = 0
+    private var newestFrame = 0
 
-    /// Whether a candidate alignment names its creative: its votes spread over more than a
-    /// second of input, and either ``threshold`` of them or its peaks' trimmed evidence past
-    /// ``peakThreshold``. (docs/watermark.md, The creative's sound, gives the calibration.)
+    /// The peaks' and the envelopes' trimmed evidence together, (peaks + envelopes) / √2, that
+    /// names a candidate whatever its votes.
+    public static let combinedThreshold = 7.5
+
+    /// Whether a candidate alignment names its creative (docs/watermark.md, The creative's
+    /// sound, gives the calibration):
+    /// - its votes, spread over more than a second of input, reach ``threshold``; or
+    /// - its votes so spread, its peaks' trimmed evidence reaches ``peakThreshold``; or
+    /// - its peaks' and its envelopes' trimmed evidence together reach ``combinedThreshold``
+    ///   (a reading without envelopes, of the first format, has only the first two).
     private func heard(_ r: Int, _ b: (alignment: Int, votes: Int, runnerUp: Int)) -> Bool {
-        if let v = verdicts[r], v.alignment == b.alignment, v.votes == b.votes { return v.heard }
-        var heard = false
-        if spreadVotes(reference: r, alignment: b.alignment).trimmed >= Self.spreadThreshold {
-            let evidence = peakEvidence(reference: r, alignment: b.alignment).trimmed
-            highestPeakEvidence = max(highestPeakEvidence, evidence)
-            heard = b.votes >= threshold || evidence >= Self.peakThreshold
+        if let v = verdicts[r], v.alignment == b.alignment,
+           v.votes == b.votes || (newestFrame - v.frame < Self.reviewFrames && (v.votes >= threshold) == (b.votes >= threshold)) {
+            return v.heard
         }
-        verdicts[r] = (b.alignment, b.votes, heard)
+        let spread = spreadVotes(reference: r, alignment: b.alignment).trimmed >= Self.spreadThreshold
+        var heard = spread && b.votes >= threshold
+        if !heard {
+            guard reviewsLeft > 0 else { return verdicts[r]?.alignment == b.alignment && verdicts[r]!.heard }
+            reviewsLeft -= 1
+            let peaks = peakEvidence(reference: r, alignment: b.alignment).trimmed
+            let envelopes = envelopeEvidence(reference: r, alignment: b.alignment).trimmed
+            let combined = (peaks + envelopes) / 2.0.squareRoot()
+            highestPeakEvidence = max(highestPeakEvidence, spread ? peaks : -.infinity)
+            highestCombinedEvidence = max(highestCombinedEvidence, combined)
+            heard = (spread && peaks >= Self.peakThreshold) || combined >= Self.combinedThreshold
+        }
+        verdicts[r] = (b.alignment, b.votes, newestFrame, heard)
         return heard
     }
 
     private func settle() -> [SoundMatch] {
-        guard touched.contains(where: { score($0) >= Self.candidateVotes }) else { return [] }
-        // Every creative's best alignment over the whole window, not only those that gained
-        // votes now: a tune that repeats itself gathers votes at its repeats too, and the
-        // alignment it is really at keeps the most.
-        let all = bestAlignments()
-        var named = all.filter { r, b in b.votes >= Self.candidateVotes && heard(r, b) }
+        // The creatives with an alignment that has just reached a candidate's votes.
+        let candidates = Set(touched.filter { score($0) >= Self.candidateVotes }.map { Int($0 >> 32) })
+        guard !candidates.isEmpty else { return [] }
+        // Their best alignment over the whole window, not only at the keys that gained votes
+        // now: a tune that repeats itself gathers votes at its repeats too, and the alignment
+        // it is really at keeps the most.
+        let all = bestAlignments(of: candidates)
+        reviewsLeft = Self.reviewsPerPass
+        var named: [Int: (alignment: Int, votes: Int, runnerUp: Int)] = [:]
+        for (r, b) in all.filter({ $0.value.votes >= Self.candidateVotes }).sorted(by: { ($0.value.votes, $1.key) > ($1.value.votes, $0.key) })
+        where heard(r, b) {
+            named[r] = b
+        }
         // Against a rival, its votes count whole: when only the bed they share is playing,
         // the rival gathers as much as the creative (more, with none of its entries set aside).
         if named.keys.contains(where: { !index.related[$0].isEmpty }) {
-            let rivals = bestAlignments(shared: true)
+            let rivals = bestAlignments(shared: true, of: Set(named.keys.flatMap { index.related[$0].map(Int.init) }))
             named = named.filter { r, b in
                 index.related[r].allSatisfy { Self.rivalRatio * (rivals[Int($0)]?.votes ?? 0) <= b.votes }
             }

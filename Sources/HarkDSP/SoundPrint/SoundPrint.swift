@@ -17,9 +17,13 @@ public struct SoundPrint: Sendable, Equatable {
     /// Frames are kept in 16 bits: 17 minutes, far beyond any advert.
     public static let maxDuration = 600.0
 
-    public init(landmarks: [Landmark], peaks: [SpectralPeak] = [], duration: Double) {
+    /// The creative's band envelopes (empty in a reading of the first format, "HSP1").
+    public var envelope: SoundEnvelope
+
+    public init(landmarks: [Landmark], peaks: [SpectralPeak] = [], envelope: SoundEnvelope = SoundEnvelope(), duration: Double) {
         self.landmarks = landmarks
         self.peaks = peaks
+        self.envelope = envelope
         self.duration = duration
     }
 
@@ -37,20 +41,24 @@ public struct SoundPrint: Sendable, Equatable {
         var seen = Set<UInt64>()
         var landmarks: [Landmark] = []
         var all: [SpectralPeak] = []
+        var envelope: [Float] = []
         // Read twice, the second time half a hop later: the room's frames fall anywhere between
         // the creative's, and a peak near a frame boundary lands in either.
         let half = Int((SpectralPeakPicker.hopDuration * sampleRate / 2).rounded())
         for shift in [0, half] where samples.count > shift {
             let reader = try SoundPrintReader(sampleRate: sampleRate)
             var peaks: [SpectralPeak] = []
-            reader.peaks(UnsafeBufferPointer(rebasing: samples[shift...])) { peaks.append($0) }
+            var rows = EnvelopeRows()
+            reader.peaks(UnsafeBufferPointer(rebasing: samples[shift...]), spectrum: { spectrum in
+                if shift == 0, let row = rows.add(spectrum) { envelope += row }
+            }) { peaks.append($0) }
             if shift == 0 { all = peaks.map { SpectralPeak(frame: $0.frame, bin: $0.bin, level: 0) } }
             for l in pairs(thin(peaks, frameSeconds: reader.frameSeconds)) where seen.insert(UInt64(l.hash) << 32 | UInt64(l.frame)).inserted {
                 landmarks.append(l)
             }
         }
         landmarks.sort { ($0.frame, $0.hash) < ($1.frame, $1.hash) }
-        return SoundPrint(landmarks: landmarks, peaks: all, duration: duration)
+        return SoundPrint(landmarks: landmarks, peaks: all, envelope: SoundEnvelope(rows: envelope), duration: duration)
     }
 
     /// Peaks a creative keeps in one frame: a transient across the band (a drum, a click) peaks
@@ -99,12 +107,15 @@ public struct SoundPrint: Sendable, Equatable {
     // MARK: Bytes
 
     private static let magic: [UInt8] = Array("HSP1".utf8)
+    private static let magic2: [UInt8] = Array("HSP2".utf8)
 
-    /// "HSP1", the duration in milliseconds (UInt32), the landmark count (UInt32), each
+    /// "HSP2", the duration in milliseconds (UInt32), the landmark count (UInt32), each
     /// landmark as its 20-bit hash in 3 bytes and its frame in 2; then the peak count (UInt32)
-    /// and each peak as its frame in 2 bytes and its bin in 1. Little-endian.
+    /// and each peak as its frame in 2 bytes and its bin in 1; then the envelope's row count
+    /// (UInt32) and its rows, ``SoundEnvelope/bands`` bytes each. Little-endian. "HSP1" is the
+    /// same without the envelope (read, never written).
     public var bytes: [UInt8] {
-        var out = Self.magic
+        var out = Self.magic2
         out.reserveCapacity(16 + 5 * landmarks.count + 3 * peaks.count)
         func put(_ v: UInt32, _ n: Int) { for i in 0..<n { out.append(UInt8(truncatingIfNeeded: v >> (8 * UInt32(i)))) } }
         put(UInt32((duration * 1000).rounded()), 4)
@@ -118,11 +129,16 @@ public struct SoundPrint: Sendable, Equatable {
             put(UInt32(p.frame), 2)
             put(UInt32(p.bin), 1)
         }
+        put(UInt32(envelope.rows), 4)
+        out += envelope.levels
         return out
     }
 
     public init(bytes: [UInt8]) throws {
-        guard bytes.count >= 12, Array(bytes[0..<4]) == Self.magic else { throw SoundPrintError.damaged("not a sound reading") }
+        guard bytes.count >= 12, Array(bytes[0..<4]) == Self.magic || Array(bytes[0..<4]) == Self.magic2 else {
+            throw SoundPrintError.damaged("not a sound reading")
+        }
+        let hasEnvelope = Array(bytes[0..<4]) == Self.magic2
         func get(_ at: Int, _ n: Int) -> UInt32 { (0..<n).reduce(0) { $0 | UInt32(bytes[at + $1]) << (8 * UInt32($1)) } }
         let count = Int(get(8, 4))
         let peaksAt = 12 + 5 * count
@@ -130,9 +146,20 @@ public struct SoundPrint: Sendable, Equatable {
             throw SoundPrintError.damaged("\(bytes.count) bytes for \(count) landmarks (at least \(peaksAt + 4) expected)")
         }
         let peakCount = Int(get(peaksAt, 4))
-        guard bytes.count == peaksAt + 4 + 3 * peakCount else {
-            throw SoundPrintError.damaged("\(bytes.count) bytes for \(count) landmarks and \(peakCount) peaks (\(peaksAt + 4 + 3 * peakCount) expected)")
+        let envelopeAt = peaksAt + 4 + 3 * peakCount
+        var expected = envelopeAt
+        var rows = 0
+        if hasEnvelope {
+            guard bytes.count >= envelopeAt + 4 else {
+                throw SoundPrintError.damaged("\(bytes.count) bytes for \(count) landmarks and \(peakCount) peaks (at least \(envelopeAt + 4) expected)")
+            }
+            rows = Int(get(envelopeAt, 4))
+            expected = envelopeAt + 4 + rows * SoundEnvelope.bands
         }
+        guard bytes.count == expected else {
+            throw SoundPrintError.damaged("\(bytes.count) bytes for \(count) landmarks, \(peakCount) peaks and \(rows) envelope rows (\(expected) expected)")
+        }
+        envelope = SoundEnvelope(levels: hasEnvelope ? Array(bytes[(envelopeAt + 4)...]) : [])
         duration = Double(get(4, 4)) / 1000
         landmarks = (0..<count).map { i in Landmark(hash: get(12 + 5 * i, 3), frame: Int(get(15 + 5 * i, 2))) }
         peaks = (0..<peakCount).map { i in SpectralPeak(frame: Int(get(peaksAt + 4 + 3 * i, 2)), bin: Int(bytes[peaksAt + 6 + 3 * i]), level: 0) }
@@ -155,8 +182,9 @@ public final class SoundPrintReader {
     /// Seconds per frame.
     public var frameSeconds: Double { picker.frameSeconds }
 
-    public func process(_ samples: UnsafeBufferPointer<Float>, peak: (SpectralPeak) -> Void = { _ in }, found: (Landmark) -> Void) {
-        picker.process(samples) { p in
+    public func process(_ samples: UnsafeBufferPointer<Float>, peak: (SpectralPeak) -> Void = { _ in },
+                        spectrum: ([Float]) -> Void = { _ in }, found: (Landmark) -> Void) {
+        picker.process(samples, spectrum: spectrum) { p in
             peak(p)
             pairer.add(p, found: found)
         }
@@ -165,7 +193,7 @@ public final class SoundPrintReader {
     /// Every peak of a whole recording but its last 0.14 s. (Read on into silence, the end of a
     /// creative cut short is a click across the band, whose landmarks any drum or hi-hat in a
     /// room also makes: 10 minutes of unmarked music named one creative's end 10 times.)
-    func peaks(_ samples: UnsafeBufferPointer<Float>, found: (SpectralPeak) -> Void) {
-        picker.process(samples, found: found)
+    func peaks(_ samples: UnsafeBufferPointer<Float>, spectrum: ([Float]) -> Void = { _ in }, found: (SpectralPeak) -> Void) {
+        picker.process(samples, spectrum: spectrum, found: found)
     }
 }

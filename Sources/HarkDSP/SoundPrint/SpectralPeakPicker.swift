@@ -79,13 +79,16 @@ public final class SpectralPeakPicker {
     /// Seconds between frames at this rate (the hop rounded to whole samples).
     public var frameSeconds: Double { Double(hop) / sampleRate }
 
-    /// Reads samples; calls `found` for each peak that is settled.
-    public func process(_ samples: UnsafeBufferPointer<Float>, found: (SpectralPeak) -> Void) {
+    /// Reads samples; calls `spectrum` with each frame's levels (dB, bins from ``lowestBin``,
+    /// in frame order, as soon as the frame is read) and `found` for each peak that is settled.
+    public func process(_ samples: UnsafeBufferPointer<Float>, spectrum: ([Float]) -> Void = { _ in },
+                        found: (SpectralPeak) -> Void) {
         pending.append(contentsOf: samples)
         var start = 0
         let n = fft.size
         while pending.count - start >= n {
             analyse(frameAt: start)
+            spectrum(levels[(framesDone - 1) % ringSize])
             start += hop
             pick(found: found)
         }

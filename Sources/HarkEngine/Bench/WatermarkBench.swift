@@ -45,6 +45,7 @@ public struct UnmarkedCheck: Sendable {
     public var soundFalseDetections = 0
     public var soundHighestVotes = 0
     public var soundHighestEvidence = -Double.infinity
+    public var soundHighestCombined = -Double.infinity
 }
 
 public struct BenchReport: Sendable {
@@ -234,10 +235,11 @@ public enum WatermarkBench {
                 }
                 if let index = unmarkedIndex, i == 0 {
                     // The sound reading does not depend on the profile: read once.
-                    let (named, votes, evidence) = try listenUnmarked(y[...], rate: rate, index: index)
-                    report.unmarked[i].soundFalseDetections += named
-                    report.unmarked[i].soundHighestVotes = max(report.unmarked[i].soundHighestVotes, votes)
-                    report.unmarked[i].soundHighestEvidence = max(report.unmarked[i].soundHighestEvidence, evidence)
+                    let heard = try listenUnmarked(y[...], rate: rate, index: index)
+                    report.unmarked[i].soundFalseDetections += heard.named
+                    report.unmarked[i].soundHighestVotes = max(report.unmarked[i].soundHighestVotes, heard.votes)
+                    report.unmarked[i].soundHighestEvidence = max(report.unmarked[i].soundHighestEvidence, heard.peaks)
+                    report.unmarked[i].soundHighestCombined = max(report.unmarked[i].soundHighestCombined, heard.combined)
                 }
                 report.unmarked[i].hours += Double(y.count) / rate / 3600
                 log("unmarked \(kind), \(Int(d.falsePositives.minutesPerKind)) min, \(report.unmarked[i].profile.rawValue): \(found.count) detections")
@@ -275,15 +277,16 @@ public enum WatermarkBench {
     }
 
     /// Creatives named in unmarked audio, the most votes any gathered at one alignment,
-    /// and the most trimmed peak evidence any candidate reached (``SoundMatcher/highestPeakEvidence``).
-    static func listenUnmarked(_ y: ArraySlice<Float>, rate: Double, index: SoundIndex) throws -> (Int, Int, Double) {
+    /// and the most evidence any candidate reached (``SoundMatcher/highestPeakEvidence``,
+    /// ``SoundMatcher/highestCombinedEvidence``).
+    static func listenUnmarked(_ y: ArraySlice<Float>, rate: Double, index: SoundIndex) throws -> (named: Int, votes: Int, peaks: Double, combined: Double) {
         let matcher = try SoundMatcher(index: index, sampleRate: rate)
         var named = 0, most = 0
         inBlocks(y) { block in
             named += matcher.process(block).count
             most = max(most, matcher.bestScores().values.max() ?? 0)
         }
-        return (named, most, matcher.highestPeakEvidence)
+        return (named, most, matcher.highestPeakEvidence, matcher.highestCombinedEvidence)
     }
 
     static func readMono(_ path: String) throws -> ([Float], Double) {
@@ -349,9 +352,9 @@ public enum WatermarkBench {
                             size, u.catalogueFalseDetections, u.catalogueHighestScore, WatermarkDetector.threshold(payloads: Double(size)))
             }
             if let size = u.soundSize {
-                s += String(cFormat: "Listening for %d creatives by their sound: %d named on the same audio; the most votes at one alignment %d (threshold %d, spread over more than a second); the most peak evidence %.1f (threshold %.1f).\n",
+                s += String(cFormat: "Listening for %d creatives by their sound: %d named on the same audio; the most votes at one alignment %d (threshold %d, spread over more than a second); the most peak evidence %.1f (threshold %.1f), peaks and envelopes together %.1f (threshold %.1f).\n",
                             size, u.soundFalseDetections, u.soundHighestVotes, SoundMatcher.defaultThreshold,
-                            u.soundHighestEvidence, SoundMatcher.peakThreshold)
+                            u.soundHighestEvidence, SoundMatcher.peakThreshold, u.soundHighestCombined, SoundMatcher.combinedThreshold)
             }
         }
         // A definitions file with no hosts or no conditions marks nothing (tools use one to make
