@@ -45,6 +45,10 @@ public struct BenchDefinition: Codable, Sendable {
         /// ("…: sound") and one for either witness ("…: mark or sound", the mark read with the
         /// condition's own catalogue).
         public var sound: Int?
+        /// Air each host without its mark: an unmarked copy of the creative, which the sound
+        /// catalogue still holds as aired. The mark rows then count mark detections of the
+        /// creative's payload that must not be there; the sound rows, its sound heard.
+        public var unmarked: Bool?
         /// The band the hosts are marked in and detected with (default tv).
         public var profile: WatermarkProfile?
         var watermarkProfile: WatermarkProfile { profile ?? .tv }

@@ -149,7 +149,7 @@ public enum WatermarkBench {
                         if path.noise == .crowd { path.noise = .file(crowd) }
                         if path.noise == .file("talk") { path.noise = .file(talk) }
                         let received = workDirectory + "/received.wav"
-                        _ = try Simulation.run(input: marked[profile]!, output: received, path: path)
+                        _ = try Simulation.run(input: condition.unmarked == true ? hostPath : marked[profile]!, output: received, path: path)
                         let (y, rate) = try readMono(received)
                         for (wi, window) in d.windows.enumerated() {
                             let length = Int(window * rate)
