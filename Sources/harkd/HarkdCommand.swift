@@ -17,7 +17,7 @@ struct HarkdCommand: AsyncParsableCommand {
         version: Hark.version)
 
     @Option(help: ArgumentHelp("Configuration file (key = value lines; default $HARKD_CONFIG, else /etc/hark/harkd.conf when it exists).",
-                               valueName: "path"))
+                               valueName: "path"), completion: .file())
     var config: String?
 
     /// The file harkd reads when `--config` is not given: `$HARKD_CONFIG` (which must exist),
@@ -37,13 +37,13 @@ struct HarkdCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Channels to capture (averaged for analysis).", valueName: "n"))
     var channels: Int?
 
-    @Option(help: ArgumentHelp("S16, S32 or FLOAT.", valueName: "format"))
+    @Option(help: ArgumentHelp("S16, S32 or FLOAT.", valueName: "format"), completion: .list(["S16", "S32", "FLOAT"]))
     var format: String?
 
-    @Option(help: ArgumentHelp("on-demand (default) or continuous.", valueName: "mode"))
+    @Option(help: ArgumentHelp("on-demand (default) or continuous.", valueName: "mode"), completion: .list(["on-demand", "continuous"]))
     var mode: String?
 
-    @Option(help: ArgumentHelp("Socket path (default $RUNTIME_DIRECTORY/hark.sock or /run/hark/hark.sock).", valueName: "path"))
+    @Option(help: ArgumentHelp("Socket path (default $RUNTIME_DIRECTORY/hark.sock or /run/hark/hark.sock).", valueName: "path"), completion: .file())
     var socket: String?
 
     @Option(help: ArgumentHelp("Seconds between continuous noise reports.", valueName: "s"))
@@ -52,25 +52,25 @@ struct HarkdCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Watermark key text.", valueName: "text"))
     var key: String?
 
-    @Option(help: ArgumentHelp("Watermark key file.", valueName: "path"))
+    @Option(help: ArgumentHelp("Watermark key file.", valueName: "path"), completion: .file())
     var keyFile: String?
 
-    @Option(help: ArgumentHelp("Watermark band: tv (default) or stadium; the embedder's.", valueName: "tv|stadium"))
+    @Option(help: ArgumentHelp("Watermark band: tv (default) or stadium; the embedder's.", valueName: "tv|stadium"), completion: .list(["tv", "stadium"]))
     var profile: String?
 
-    @Option(help: ArgumentHelp("A campaign catalogue file (hark catalogue add): listen for its campaigns on air by mark and by sound. Or payloads on air (hex, comma-separated): detect only these, at a lower threshold.", valueName: "file|hex,…"))
+    @Option(help: ArgumentHelp("A campaign catalogue file (hark catalogue add): listen for its campaigns on air by mark and by sound. Or payloads on air (hex, comma-separated): detect only these, at a lower threshold.", valueName: "file|hex,…"), completion: .file())
     var catalogue: String?
 
-    @Option(help: ArgumentHelp("Read the catalogue from a file (payloads separated by commas, spaces or lines; # comments).", valueName: "path"))
+    @Option(help: ArgumentHelp("Read the catalogue from a file (payloads separated by commas, spaces or lines; # comments).", valueName: "path"), completion: .file())
     var catalogueFile: String?
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Calibration offset, dB.", valueName: "dB"))
     var calibration: Double?
 
-    @Option(help: ArgumentHelp("ALSA configuration file to use instead of the system's (its text is loaded in process).", valueName: "path"))
+    @Option(help: ArgumentHelp("ALSA configuration file to use instead of the system's (its text is loaded in process).", valueName: "path"), completion: .file())
     var alsaConfig: String?
 
-    @Option(help: ArgumentHelp("SQLite file every report, detection and shake result is committed to before it is sent.", valueName: "path"))
+    @Option(help: ArgumentHelp("SQLite file every report, detection and shake result is committed to before it is sent.", valueName: "path"), completion: .file())
     var spool: String?
 
     @Option(help: ArgumentHelp("This device's name in every record (default: the machine id).", valueName: "name"))

@@ -19,4 +19,50 @@ import Testing
         bash.waitUntilExit()
         #expect(bash.terminationStatus == 0, "bash -n refused the completion script")
     }
+
+    /// What bash offers for `words` (the last being completed) with the generated script of
+    /// `tool` sourced, in a folder holding `recording.wav`.
+    private func offered(_ tool: URL, _ words: [String]) throws -> [String] {
+        let dir = NSTemporaryDirectory() + "hark-complete-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        FileManager.default.createFile(atPath: dir + "/recording.wav", contents: Data())
+        let script = dir + "/completion.bash"
+        let generate = Process()
+        generate.executableURL = tool
+        generate.arguments = ["--generate-completion-script", "bash"]
+        let pipe = Pipe()
+        generate.standardOutput = pipe
+        try generate.run()
+        let text = pipe.fileHandleForReading.readDataToEndOfFile()
+        generate.waitUntilExit()
+        try text.write(to: URL(fileURLWithPath: script))
+        let name = tool.lastPathComponent
+        let quoted = words.map { "'\($0)'" }.joined(separator: " ")
+        let bash = Process()
+        bash.executableURL = URL(fileURLWithPath: "/bin/bash")
+        bash.currentDirectoryURL = URL(fileURLWithPath: dir)
+        bash.arguments = ["-c", """
+            source completion.bash
+            COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1); COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}
+            _\(name) \(name) "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+            printf '%s\\n' "${COMPREPLY[@]}"
+            """]
+        let out = Pipe()
+        bash.standardOutput = out
+        try bash.run()
+        let reply = out.fileHandleForReading.readDataToEndOfFile()
+        bash.waitUntilExit()
+        return String(decoding: reply, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+
+    @Test func bashCompletesFileNamesAndTheValuesOfModeAndFormat() throws {
+        // Before, no argument completed a file name and --mode offered nothing.
+        let harkd = Hark.executable.deletingLastPathComponent().appendingPathComponent("harkd")
+        #expect(try offered(Hark.executable, ["hark", "analyze", "rec"]) == ["recording.wav"])
+        #expect(try offered(Hark.executable, ["hark", "detect", "--catalogue", "rec"]) == ["recording.wav"])
+        #expect(try offered(harkd, ["harkd", "--config", "rec"]) == ["recording.wav"])
+        #expect(try offered(harkd, ["harkd", "--mode", ""]) == ["on-demand", "continuous"])
+        #expect(try offered(harkd, ["harkd", "--format", ""]) == ["S16", "S32", "FLOAT"])
+    }
 }

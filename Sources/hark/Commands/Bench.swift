@@ -18,10 +18,10 @@ struct WatermarkBenchCommand: ParsableCommand {
         stderr.
         """)
 
-    @Option(help: ArgumentHelp("Bench definitions.", valueName: "path"))
+    @Option(help: ArgumentHelp("Bench definitions.", valueName: "path"), completion: .file())
     var definitions = "signals/watermark-bench.json"
 
-    @Option(help: ArgumentHelp("Work folder for generated hosts and intermediate files.", valueName: "path"))
+    @Option(help: ArgumentHelp("Work folder for generated hosts and intermediate files.", valueName: "path"), completion: .file())
     var work = ".bench/watermark"
 
     @Flag(help: "One host of each kind, fewer offsets and less unmarked audio.")
@@ -66,10 +66,10 @@ struct TransparencyBenchCommand: ParsableCommand {
         Markdown table; progress goes to stderr.
         """)
 
-    @Option(help: ArgumentHelp("Bench definitions.", valueName: "path"))
+    @Option(help: ArgumentHelp("Bench definitions.", valueName: "path"), completion: .file())
     var definitions = "signals/transparency-bench.json"
 
-    @Option(help: ArgumentHelp("Work folder for generated hosts and marked files.", valueName: "path"))
+    @Option(help: ArgumentHelp("Work folder for generated hosts and marked files.", valueName: "path"), completion: .file())
     var work = ".bench/transparency"
 
     @Option(parsing: .unconditional,

@@ -12,7 +12,7 @@ struct Calibrate: ParsableCommand {
         'hark analyze --calibration'.
         """)
 
-    @Argument(help: "Recording of the calibrator tone.")
+    @Argument(help: "Recording of the calibrator tone.", completion: .file())
     var file: String
 
     @Option(help: ArgumentHelp("The calibrator's level in dB SPL.", valueName: "dB"))

@@ -23,10 +23,10 @@ struct CatalogueCommand: ParsableCommand {
             abstract: "Add a campaign's creative (the audio as aired) to a catalogue, creating the catalogue if needed.",
             discussion: "A campaign already there under the same payload is replaced.")
 
-        @Argument(help: "Catalogue file.")
+        @Argument(help: "Catalogue file.", completion: .file())
         var catalogue: String
 
-        @Argument(help: "The creative as aired: an audio file, its mark already in it.")
+        @Argument(help: "The creative as aired: an audio file, its mark already in it.", completion: .file())
         var creative: String
 
         @Option(help: ArgumentHelp("The payload its mark carries: 1 to 8 hex digits.", valueName: "hex"))
@@ -49,7 +49,7 @@ struct CatalogueCommand: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List a catalogue's campaigns.")
 
-        @Argument(help: "Catalogue file.")
+        @Argument(help: "Catalogue file.", completion: .file())
         var catalogue: String
 
         @Flag(help: #"One {"class":"campaign",…} object per line."#)
@@ -86,7 +86,7 @@ struct CatalogueCommand: ParsableCommand {
     struct Remove: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove a campaign from a catalogue.")
 
-        @Argument(help: "Catalogue file.")
+        @Argument(help: "Catalogue file.", completion: .file())
         var catalogue: String
 
         @Argument(help: "The campaign's payload (hex).")

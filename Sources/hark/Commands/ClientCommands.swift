@@ -5,7 +5,7 @@ import HarkEngine
 
 /// `--socket` and `--json`, shared by the commands that talk to harkd.
 struct DaemonOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("harkd's socket (default $HARK_SOCKET or /run/hark/hark.sock).", valueName: "path"))
+    @Option(help: ArgumentHelp("harkd's socket (default $HARK_SOCKET or /run/hark/hark.sock).", valueName: "path"), completion: .file())
     var socket: String?
 
     @Flag(help: "Print harkd's JSON lines as they come.")
@@ -163,7 +163,7 @@ struct Noise: ParsableCommand {
     @Option(help: ArgumentHelp("How long to measure.", valueName: "s"))
     var seconds = 10.0
 
-    @Option(help: ArgumentHelp("Also draw the session (LAF, LCpeak, then the report's statistics and spectrum) into this PNG or SVG, redrawn every second while it runs.", valueName: "path"))
+    @Option(help: ArgumentHelp("Also draw the session (LAF, LCpeak, then the report's statistics and spectrum) into this PNG or SVG, redrawn every second while it runs.", valueName: "path"), completion: .file())
     var plot: String?
 
     func validate() throws {

@@ -15,7 +15,7 @@ struct Detect: ParsableCommand {
         found, 2 when every file was searched and none was, 1 when a file could not be read.
         """)
 
-    @Argument(help: "Audio files to search.")
+    @Argument(help: "Audio files to search.", completion: .file())
     var files: [String]
 
     @Flag(help: "One JSON object per line.")

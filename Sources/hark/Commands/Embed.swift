@@ -32,10 +32,10 @@ struct Embed: ParsableCommand {
           stadium +10 dB          −3.21 / −3.53
         """)
 
-    @Argument(help: "Host audio file.")
+    @Argument(help: "Host audio file.", completion: .file())
     var input: String
 
-    @Argument(help: "Output file (.wav, .flac, .ogg, .aiff, .raw).")
+    @Argument(help: "Output file (.wav, .flac, .ogg, .aiff, .raw).", completion: .file())
     var output: String
 
     @Option(help: ArgumentHelp("Payload: 1 to 8 hex digits (32 bits).", valueName: "hex"))
@@ -54,7 +54,7 @@ struct Embed: ParsableCommand {
 
     @OptionGroup var format: FormatVersionOption
 
-    @Option(help: ArgumentHelp("Add the marked output to this campaign catalogue (hark catalogue add).", valueName: "path"))
+    @Option(help: ArgumentHelp("Add the marked output to this campaign catalogue (hark catalogue add).", valueName: "path"), completion: .file())
     var catalogue: String?
 
     @OptionGroup(title: "With --catalogue") var campaign: CampaignOptions

@@ -16,8 +16,8 @@ struct Feed: ParsableCommand {
         next one and resumes where the programme has got to.
         """)
 
-    @Argument(help: "Input audio (any format hark reads).") var input: String
-    @Argument(help: ArgumentHelp("A FIFO (made with mkfifo), or - for stdout.", valueName: "output")) var output: String
+    @Argument(help: "Input audio (any format hark reads).", completion: .file()) var input: String
+    @Argument(help: ArgumentHelp("A FIFO (made with mkfifo), or - for stdout.", valueName: "output"), completion: .file()) var output: String
 
     @Option(help: ArgumentHelp("Output sample rate.", valueName: "Hz"))
     var rate = 48_000

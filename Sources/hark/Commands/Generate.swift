@@ -24,7 +24,7 @@ struct Generate: ParsableCommand {
     @Argument(help: ArgumentHelp("What to generate.", valueName: "kind"))
     var kind: Kind
 
-    @Argument(help: "Output file.")
+    @Argument(help: "Output file.", completion: .file())
     var output: String
 
     @Option(help: ArgumentHelp("Sample rate in Hz.", valueName: "Hz"))

@@ -16,10 +16,10 @@ struct Plot: ParsableCommand {
         detection lines).
         """)
 
-    @Argument(help: "Audio file, or a log of 'hark analyze --json' lines (- for standard input).")
+    @Argument(help: "Audio file, or a log of 'hark analyze --json' lines (- for standard input).", completion: .file())
     var input: String
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("The picture: a name ending in .png or .svg.", valueName: "path"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("The picture: a name ending in .png or .svg.", valueName: "path"), completion: .file())
     var output: String
 
     @Option(help: ArgumentHelp("Picture width, pixels (PNG) or points (SVG).", valueName: "n"))

@@ -15,8 +15,8 @@ struct Simulate: ParsableCommand {
         .wav output is 32-bit float unless the path clips.
         """)
 
-    @Argument(help: "Input audio.") var input: String
-    @Argument(help: "Output audio.") var output: String
+    @Argument(help: "Input audio.", completion: .file()) var input: String
+    @Argument(help: "Output audio.", completion: .file()) var output: String
 
     @Option(help: ArgumentHelp("aac64, aac96, aac128, mp3_64, mp3_128, opus32, opus64.", valueName: "codec"))
     var codec: String?

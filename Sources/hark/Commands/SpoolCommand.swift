@@ -15,10 +15,10 @@ struct SpoolCommand: ParsableCommand {
         sent), oldest first: an export another program can read.
         """)
 
-    @Option(help: ArgumentHelp("The spool file (harkd's `spool` setting).", valueName: "path"))
+    @Option(help: ArgumentHelp("The spool file (harkd's `spool` setting).", valueName: "path"), completion: .file())
     var spool = "/var/lib/hark/spool.sqlite"
 
-    @Option(help: ArgumentHelp("Which records: pending, delivered or all.", valueName: "which"))
+    @Option(help: ArgumentHelp("Which records: pending, delivered or all.", valueName: "which"), completion: .list(["pending", "delivered", "all"]))
     var show: Spool.Which = .pending
 
     @Flag(help: "Export the records' JSON lines.")

@@ -13,7 +13,7 @@ struct KeyOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Secret key text that selects the watermark pattern (default: the demo key).", valueName: "text"))
     var key: String?
 
-    @Option(help: ArgumentHelp("Read the key from a file (its bytes).", valueName: "path"))
+    @Option(help: ArgumentHelp("Read the key from a file (its bytes).", valueName: "path"), completion: .file())
     var keyFile: String?
 
     @Option(help: ArgumentHelp("""
@@ -65,10 +65,10 @@ struct FormatVersionOption: ParsableArguments {
 struct CatalogueOptions: ParsableArguments {
     @Option(help: ArgumentHelp("""
         A campaign catalogue file (hark catalogue add): listen for its campaigns by mark and by         their creatives' sound. Or payloads (hex, comma-separated): report only those marks.         Either way the mark is heard at the lower threshold a short list allows (docs/watermark.md).
-        """, valueName: "file|hex,…"))
+        """, valueName: "file|hex,…"), completion: .file())
     var catalogue: String?
 
-    @Option(help: ArgumentHelp("Read the payloads from a file: payloads separated by commas, spaces or lines; # comments. (A catalogue file works here too.)", valueName: "path"))
+    @Option(help: ArgumentHelp("Read the payloads from a file: payloads separated by commas, spaces or lines; # comments. (A catalogue file works here too.)", valueName: "path"), completion: .file())
     var catalogueFile: String?
 
     /// What was given: the payloads, and the creatives' sound when a catalogue file was.
