@@ -26,6 +26,9 @@ struct HarkCommand: ParsableCommand {
         do {
             var command = try parseAsRoot()
             try command.run()
+        } catch where ManualText.isDumpRequest(CommandLine.arguments) && exitCode(for: error) == .success {
+            print(ManualText.ascii(message(for: error)))
+            Foundation.exit(0)
         } catch let exit as ExitCode {
             Foundation.exit(exit.rawValue)
         } catch is LineWriter.Closed {

@@ -16,6 +16,29 @@ struct HarkdCommand: AsyncParsableCommand {
         discussion: "Settings come from the configuration file, then from these options. docs/daemon.md lists them all.",
         version: Hark.version)
 
+    /// As the default, but the help the manual generator reads is spelled in ASCII
+    /// (``ManualText``).
+    static func main() async {
+        guard ManualText.isDumpRequest(CommandLine.arguments) else {
+            do {
+                var command = try parseAsRoot()
+                if var asynchronous = command as? AsyncParsableCommand {
+                    try await asynchronous.run()
+                } else {
+                    try command.run()
+                }
+            } catch {
+                exit(withError: error)
+            }
+            return
+        }
+        do {
+            _ = try parseAsRoot()
+        } catch {
+            print(ManualText.ascii(message(for: error)))
+        }
+    }
+
     @Option(help: ArgumentHelp("Configuration file (key = value lines; default $HARKD_CONFIG, else /etc/hark/harkd.conf when it exists).",
                                valueName: "path"), completion: .file())
     var config: String?
