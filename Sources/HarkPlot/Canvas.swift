@@ -32,6 +32,26 @@ public final class Canvas {
     private let temporaryPath: String
     private var finished = false
 
+    /// A text drawn, with the box it takes (for tests of what overlaps or overflows).
+    public struct DrawnText: Sendable {
+        public var text: String
+        public var minX: Double, minY: Double, maxX: Double, maxY: Double
+        public func overlaps(_ o: DrawnText) -> Bool {
+            minX < o.maxX && o.minX < maxX && minY < o.maxY && o.minY < maxY
+        }
+    }
+    /// Every text drawn so far, in order.
+    public private(set) var texts: [DrawnText] = []
+
+    /// How wide `s` is at `size` points.
+    public func textWidth(_ s: String, size: Double, bold: Bool = false) -> Double {
+        cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL)
+        cairo_set_font_size(cr, size)
+        var extents = cairo_text_extents_t()
+        cairo_text_extents(cr, s, &extents)
+        return extents.x_advance
+    }
+
     public init(path: String, width: Int, height: Int) throws(PlotError) {
         let lower = path.lowercased()
         if lower.hasSuffix(".png") { kind = .png } else if lower.hasSuffix(".svg") { kind = .svg } else {
@@ -128,6 +148,11 @@ public final class Canvas {
         case .centre: shift = extents.x_advance / 2
         case .right: shift = extents.x_advance
         }
+        // The box: the advance along the baseline, the font size across it.
+        let along = (-shift, extents.x_advance - shift), across = (-size * 0.8, size * 0.25)
+        texts.append(rotated
+            ? DrawnText(text: s, minX: x + across.0, minY: y - along.1, maxX: x + across.1, maxY: y - along.0)
+            : DrawnText(text: s, minX: x + along.0, minY: y + across.0, maxX: x + along.1, maxY: y + across.1))
         cairo_save(cr)
         cairo_translate(cr, x, y)
         if rotated { cairo_rotate(cr, -Double.pi / 2) }

@@ -51,23 +51,53 @@ public struct PlotData {
 public enum LevelPlot {
     static let left = 78.0, right = 170.0, top = 48.0, gap = 64.0
 
+    /// The panels' heights for a canvas `height` tall: two gaps (under the level and spectrum
+    /// panels) and a third only when a spectrogram is drawn. (Three always left a blank band,
+    /// some 110 px, under a picture drawn from a log.)
+    static func panelHeights(canvasHeight height: Double, spectrogram: Bool) -> (levels: Double, spectrogram: Double, spectrum: Double) {
+        let usable = height - top - (spectrogram ? 3 : 2) * gap
+        let levels = usable * (spectrogram ? 0.42 : 0.62)
+        let image = spectrogram ? usable * 0.30 : 0
+        return (levels, image, usable - levels - image)
+    }
+
     public static func draw(_ data: PlotData, on canvas: Canvas) {
         canvas.setColour(0, 0, 0)
         canvas.text(data.title, x: left, y: 28, size: 16, bold: true)
         let plotWidth = canvas.width - left - right
-        let usable = canvas.height - top - 3 * gap
-        let hasSpectrogram = data.spectrogram != nil
-        let levelHeight = usable * (hasSpectrogram ? 0.42 : 0.62)
-        let spectrogramHeight = hasSpectrogram ? usable * 0.30 : 0
-        let spectrumHeight = usable - levelHeight - spectrogramHeight
+        let heights = panelHeights(canvasHeight: canvas.height, spectrogram: data.spectrogram != nil)
         var y = top
-        drawLevels(data, on: canvas, x: left, y: y, width: plotWidth, height: levelHeight)
-        y += levelHeight + gap
+        drawLevels(data, on: canvas, x: left, y: y, width: plotWidth, height: heights.levels)
+        y += heights.levels + gap
         if let s = data.spectrogram {
-            drawSpectrogram(s, data: data, on: canvas, x: left, y: y, width: plotWidth, height: spectrogramHeight)
-            y += spectrogramHeight + gap
+            drawSpectrogram(s, data: data, on: canvas, x: left, y: y, width: plotWidth, height: heights.spectrogram)
+            y += heights.spectrogram + gap
         }
-        drawSpectrum(data, on: canvas, x: left, y: y, width: plotWidth, height: spectrumHeight)
+        drawSpectrum(data, on: canvas, x: left, y: y, width: plotWidth, height: heights.spectrum)
+    }
+
+    /// An axis title along a panel `height` tall: `long` when it fits, else `short`, else the
+    /// font shrunk until it does.
+    static func axisTitle(_ c: Canvas, long: String, short: String, x: Double, y: Double, height: Double) {
+        var size = 11.0
+        var title = c.textWidth(long, size: size) <= height - 4 ? long : short
+        while c.textWidth(title, size: size) > height - 4 && size > 6 { size -= 0.5 }
+        if c.textWidth(title, size: size) > height - 4 { title = "dB" }
+        c.text(title, x: x, y: y + height / 2, size: size, anchor: .centre, rotated: true)
+    }
+
+    /// The level axis of `values`: whole tens around them, at most some 90 dB under the top
+    /// (digital silence reads −165 dB and would squash everything else into the top quarter),
+    /// with a tick every 10 dB, or every 20 dB when more than 8 would crowd.
+    static func levelAxis(_ values: [Double], fallback: (Double, Double) = (-80, 0)) -> (lo: Double, hi: Double, step: Double) {
+        let finite = values.filter(\.isFinite)
+        guard let top = finite.max() else { return (fallback.0, fallback.1, 10) }
+        let floor = max(finite.min()!, top - 90)
+        var (lo, hi) = range(finite.filter { $0 >= floor } + [floor], step: 10, fallback: fallback)
+        let step = (hi - lo) / 10 > 8 ? 20.0 : 10
+        lo = (lo / step).rounded(.down) * step
+        hi = (hi / step).rounded(.up) * step
+        return (lo, hi, step)
     }
 
     // MARK: - Panels
@@ -80,14 +110,15 @@ public enum LevelPlot {
         let running = data.runningLAeq
         var values = data.intervals.flatMap { [$0.LAF, $0.LCpeak] }.compactMap { $0 } + running.compactMap { $0 }
         values += data.statistics.map(\.level)
-        let (lo, hi) = range(values, step: 10, fallback: (-80, 0))
+        let (lo, hi, step) = levelAxis(values)
         let duration = max(data.duration, data.intervals.last?.time ?? 0, 1e-3)
         func px(_ t: Double) -> Double { x + width * t / duration }
-        func py(_ l: Double) -> Double { y + height * (1 - (l - lo) / (hi - lo)) }
+        // Levels under the axis (digital silence) run along its floor.
+        func py(_ l: Double) -> Double { y + height * (1 - (max(lo, min(hi, l)) - lo) / (hi - lo)) }
         frame(c, x: x, y: y, width: width, height: height)
-        yTicks(c, lo: lo, hi: hi, step: 10, x: x, y: y, width: width, height: height, format: { String(format: "%.0f", $0) })
+        yTicks(c, lo: lo, hi: hi, step: step, x: x, y: y, width: width, height: height, format: { String(format: "%.0f", $0) })
         timeTicks(c, duration: duration, x: x, y: y + height, width: width)
-        c.text("level (\(data.unit))", x: x - 52, y: y + height / 2, size: 11, anchor: .centre, rotated: true)
+        axisTitle(c, long: "level (\(data.unit))", short: "level (dB)", x: x - 52, y: y, height: height)
         c.text("time (s)", x: x + width / 2, y: y + height + 34, size: 11, anchor: .centre)
         let series: [[Double?]] = [data.intervals.map(\.LAF), running, data.intervals.map(\.LCpeak)]
         for (k, s) in series.enumerated() {
@@ -96,9 +127,13 @@ public enum LevelPlot {
             c.polyline(zip(data.intervals, s).map { i, l in l.map { (px(i.time), py($0)) } }, width: k == 2 ? 1 : 1.6)
         }
         c.setColour(0.2, 0.6, 0.2)
-        for (label, level) in data.statistics {
+        // Labels of levels within a few dB of each other are stepped down so none hides another.
+        var lastLabel = -Double.infinity
+        for (label, level) in data.statistics.sorted(by: { $0.level > $1.level }) {
             c.line(from: (x, py(level)), to: (x + width, py(level)), width: 0.8, dash: [5, 4])
-            c.text("\(label) \(String(format: "%.1f", level))", x: x + width - 4, y: py(level) - 3, size: 10, anchor: .right)
+            let ly = max(py(level) - 3, lastLabel + 12)
+            c.text("\(label) \(String(format: "%.1f", level))", x: x + width - 4, y: ly, size: 10, anchor: .right)
+            lastLabel = ly
         }
         markDetections(data, on: c, x: x, y: y, width: width, height: height, duration: duration, labels: true)
         // Legend: the series that have data (a harkd noise session's levels carry no LAeq).
@@ -132,15 +167,19 @@ public enum LevelPlot {
         timeTicks(c, duration: duration, x: x, y: y + height, width: width)
         // Frequency ticks on the rows' (logarithmic) scale.
         if let f0 = s.frequencies.first, let f1 = s.frequencies.last, f1 > f0 {
+            // Ticks at least 12 points apart: a short panel keeps every other one.
+            var lastTick = Double.infinity
             for f in [50.0, 100, 200, 500, 1000, 2000, 5000, 10000, 20000] where f >= f0 && f <= f1 {
                 let ty = y + height * (1 - log(f / f0) / log(f1 / f0))
+                guard lastTick - ty >= 12 else { continue }
+                lastTick = ty
                 c.setColour(0, 0, 0)
                 c.line(from: (x - 4, ty), to: (x, ty))
                 c.text(f >= 1000 ? "\(Int(f / 1000))k" : "\(Int(f))", x: x - 7, y: ty + 4, size: 10, anchor: .right)
             }
         }
         c.setColour(0, 0, 0)
-        c.text("frequency (Hz)", x: x - 52, y: y + height / 2, size: 11, anchor: .centre, rotated: true)
+        axisTitle(c, long: "frequency (Hz)", short: "Hz", x: x - 52, y: y, height: height)
         c.text(String(format: "spectrogram, %.0f dB range", top - floor), x: x + width + 8, y: y + 12, size: 11)
         for k in 0...4 {
             let v = Double(k) / 4
@@ -148,22 +187,22 @@ public enum LevelPlot {
             c.setColour(Double(r) / 255, Double(g) / 255, Double(b) / 255)
             c.rectangle(x: x + width + 8, y: y + 22 + Double(4 - k) * 16, width: 14, height: 14)
             c.setColour(0, 0, 0)
-            c.text(String(format: "%.0f", floor + v * (top - floor)), x: x + width + 28, y: y + 33 + Double(4 - k) * 16, size: 10)
+            c.text(String(format: "%.0f dB", floor + v * (top - floor)), x: x + width + 28, y: y + 33 + Double(4 - k) * 16, size: 10)
         }
         markDetections(data, on: c, x: x, y: y, width: width, height: height, duration: duration, labels: false)
     }
 
     static func drawSpectrum(_ data: PlotData, on c: Canvas, x: Double, y: Double, width: Double, height: Double) {
         let levels = data.bands.compactMap(\.level)
-        let (lo, hi) = range(levels, step: 10, fallback: (-80, 0))
+        let (lo, hi, step) = levelAxis(levels)
         frame(c, x: x, y: y, width: width, height: height)
-        yTicks(c, lo: lo, hi: hi, step: 10, x: x, y: y, width: width, height: height, format: { String(format: "%.0f", $0) })
+        yTicks(c, lo: lo, hi: hi, step: step, x: x, y: y, width: width, height: height, format: { String(format: "%.0f", $0) })
         guard !data.bands.isEmpty else { return }
         let slot = width / Double(data.bands.count)
         for (i, band) in data.bands.enumerated() {
             let bx = x + Double(i) * slot
             if let l = band.level {
-                let h = height * (l - lo) / (hi - lo)
+                let h = height * (max(lo, min(hi, l)) - lo) / (hi - lo)
                 c.setColour(0.25, 0.45, 0.7)
                 c.rectangle(x: bx + slot * 0.15, y: y + height - h, width: slot * 0.7, height: h)
             }
@@ -173,8 +212,8 @@ public enum LevelPlot {
             }
         }
         c.setColour(0, 0, 0)
-        c.text("level (\(data.unit))", x: x - 52, y: y + height / 2, size: 11, anchor: .centre, rotated: true)
-        c.text("1/3-octave band (Hz), Leq over the whole", x: x + width / 2, y: y + height + 34, size: 11, anchor: .centre)
+        axisTitle(c, long: "level (\(data.unit))", short: "level (dB)", x: x - 52, y: y, height: height)
+        c.text("LZeq per 1/3-octave band (Hz), over the whole", x: x + width / 2, y: y + height + 34, size: 11, anchor: .centre)
     }
 
     // MARK: - Pieces

@@ -106,6 +106,46 @@ import Testing
         #expect(orange(full) > 10 && orange(image) == 0, "\(orange(full)) \(orange(image))")
     }
 
+    @Test func digitalSilenceDoesNotStretchTheLevelAxis() {
+        // LCpeak −165.7 dB stretched the axis from −170 to 0 with 18 crowded labels.
+        let axis = LevelPlot.levelAxis([-20, -5, -31, -165.7])
+        #expect(axis.hi == 0 && axis.lo >= -110, "\(axis)")
+        #expect((axis.hi - axis.lo) / axis.step + 1 <= 9, "\(axis)")
+        // Without silence, the axis is as before: whole tens around the values.
+        #expect(LevelPlot.levelAxis([-44, -9]) == (-50, 0, 10))
+    }
+
+    @Test func aPictureFromALogLeavesNoBlankBand() {
+        // Three gaps were kept without a spectrogram: some 110 px of nothing under the spectrum.
+        for (height, spectrogram) in [(700.0, false), (700, true), (480, false)] {
+            let h = LevelPlot.panelHeights(canvasHeight: height, spectrogram: spectrogram)
+            let gaps = spectrogram ? 3.0 : 2
+            #expect(abs(LevelPlot.top + h.levels + h.spectrogram + h.spectrum + gaps * LevelPlot.gap - height) < 1e-9)
+        }
+    }
+
+    @Test func atSixHundredFortyByFourHundredEightyNoTextOverlapsOrOverflows() throws {
+        // At 640×480 the level axis's title was longer than its panel, the frequency ticks
+        // overlapped, and LA10/50/90 within 2 dB of each other hid each other's labels.
+        var d = burst(withSpectrogram: true)
+        d.statistics = [("LA10", -12.0), ("LA50", -13.2), ("LA90", -14.1)]
+        d.detections = []
+        let canvas = try Canvas(path: dir + "/small.png", width: 640, height: 480)
+        LevelPlot.draw(d, on: canvas)
+        try canvas.finish()
+        let texts = canvas.texts
+        for t in texts {
+            #expect(t.minX >= 0 && t.maxX <= 640 && t.minY >= 0 && t.maxY <= 480, "\(t.text) leaves the picture: \(t)")
+        }
+        for i in texts.indices {
+            for j in texts.indices where j > i && texts[i].overlaps(texts[j]) {
+                Issue.record("'\(texts[i].text)' overlaps '\(texts[j].text)'")
+            }
+        }
+        // The key says what its numbers are, and the spectrum what it shows.
+        #expect(texts.contains { $0.text.hasSuffix(" dB") } && texts.contains { $0.text.hasPrefix("LZeq") })
+    }
+
     @Test func runningLAeqIsTheEnergyAverageSoFar() {
         var d = PlotData(title: "", duration: 2, unit: "dB")
         d.intervals = [.init(time: 1, duration: 1, LAF: nil, LAeq: -20, LCpeak: nil),
