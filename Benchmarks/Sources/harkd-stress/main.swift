@@ -246,6 +246,44 @@ guard !afterFuzz.isEmpty else { fail("harkd did not answer after the fuzz") }
 print(String(format: "  fuzz      %d lines sent in %.1f s over %d connections (harkd closes one on an over-long line, unread lines with it), %d answer lines; harkd alive; RSS %.1f MB; %@",
              sent, fuzzSeconds, reconnects, answers.with { $0 }, memory(daemon.pid, "VmRSS"), probe.summary("fuzz")))
 
+// MARK: - 1b. lines that pass every limit but cost work
+
+// Four clients, each sending for 10 s lines within the 4 KiB limit that cost the decoder the
+// most: 1 351 empty objects, 2 000 numbers eight levels down, nothing but newlines. Before the
+// parser bounded a line's values, another client's status then took p50 105 ms, p99 318 ms,
+// max 407 ms (four such clients: max 526 ms). Target: p99 ≤ 10 ms, max ≤ 50 ms.
+probe.phase.with { $0 = "hostile" }
+let costly = [
+    #"{"cmd":"status","x":["# + Array(repeating: "{}", count: 1_351).joined(separator: ",") + "]}",
+    #"{"cmd":"status","x":[[[[[[["# + (0..<2_000).map { String($0 % 10) }.joined(separator: ",") + "]]]]]]]}",
+    String(repeating: "\n", count: 4_000),
+    #"{"cmd":"status","x":["# + Array(repeating: "{}", count: 1_351).joined(separator: ",") + "]}",
+]
+let hostileDone = Locked(0)
+let hostileSent = Locked(0)
+for line in costly {
+    Thread {
+        guard let fd = rawConnect(daemon.socket) else { hostileDone.with { $0 += 1 }; return }
+        let reader = Thread {
+            var buf = [UInt8](repeating: 0, count: 65_536)
+            while read(fd, &buf, buf.count) > 0 {}
+        }
+        reader.start()
+        let end = monotonic() + 10
+        let bytes = Array((line.hasSuffix("\n") ? line : line + "\n").utf8)
+        while monotonic() < end {
+            guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) > 0 else { break }
+            hostileSent.with { $0 += 1 }
+        }
+        shutdown(fd, Int32(SHUT_RDWR))
+        close(fd)
+        hostileDone.with { $0 += 1 }
+    }.start()
+}
+while hostileDone.with({ $0 }) < costly.count { usleep(100_000) }
+print(String(format: "  hostile   4 clients, 10 s of lines that cost work (%d sent); %@",
+             hostileSent.with { $0 }, probe.summary("hostile")))
+
 // MARK: - 2. sessions
 
 probe.phase.with { $0 = "sessions" }

@@ -72,7 +72,12 @@ public enum Command: Equatable, Sendable {
         guard nestingDepth(line, limit: maxDepth) <= maxDepth else {
             return .failure(Rejection(.tooDeep, "nested deeper than \(maxDepth) levels"))
         }
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)) else {
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(line)
+        } catch .tooManyValues {
+            return .failure(Rejection(.tooManyValues, "more than \(JSONValue.maxValues) values in one line: no command needs so many"))
+        } catch {
             return .failure(Rejection(.notJSON, "not valid JSON"))
         }
         guard case .object(let object) = value else {

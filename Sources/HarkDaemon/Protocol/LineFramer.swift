@@ -10,6 +10,11 @@ struct LineFramer: ByteToMessageDecoder {
     struct LineTooLong: Error {}
 
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        // Empty lines are skipped here, all at once: a client sending nothing but newlines
+        // once cost the event loop a pass of the pipeline for each of thousands a read.
+        while let first = buffer.readableBytesView.first, first == UInt8(ascii: "\n") || first == UInt8(ascii: "\r") {
+            buffer.moveReaderIndex(forwardBy: 1)
+        }
         let view = buffer.readableBytesView
         if let newline = view.firstIndex(of: UInt8(ascii: "\n")) {
             let length = newline - view.startIndex

@@ -32,6 +32,7 @@ public enum Messages {
         case shuttingDown = "shutting-down"
         case noAudio = "no-audio"
         case tooManyClients = "too-many-clients"
+        case tooManyValues = "too-many-values"
     }
 
     public static func error(_ code: ErrorCode, _ message: String, id: String? = nil, device: String? = nil) -> String {

@@ -53,6 +53,12 @@ final class SocketServer: Sendable {
             // A client may send its command and shut down its side; it still gets the answer.
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: 32 * 1024, high: 128 * 1024))
+            // One read of at most 8 KiB per client per turn of the event loop: a client flooding
+            // lines that pass every limit then costs the others a line or two of its work per
+            // turn, not everything its socket buffer holds (another client's status once waited
+            // 105 ms at the median behind four such clients).
+            .childChannelOption(.maxMessagesPerRead, value: 1)
+            .childChannelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 8 * 1024))
             .childChannelInitializer { [hub, logger] channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFramer()))
