@@ -33,14 +33,14 @@ public struct SoundEnvelope: Sendable, Equatable {
         return Int((low * pow(high / low, Double(k) / Double(bands))).rounded())
     }
 
-    /// The band levels (dB) of one spectrum row of the picker (its bins from
-    /// ``SpectralPeakPicker/lowestBin``, in dB): the mean of each band's bins' levels.
-    static func bandLevels(_ row: [Float]) -> [Float] {
-        (0..<bands).map { k in
+    /// Adds the band levels (dB) of one spectrum row of the picker (its bins from
+    /// ``SpectralPeakPicker/lowestBin``, in dB), the mean of each band's bins' levels, to `sums`.
+    static func addBandLevels(_ row: [Float], to sums: inout [Float]) {
+        for k in 0..<bands {
             let from = edges[k] - SpectralPeakPicker.lowestBin, to = edges[k + 1] - SpectralPeakPicker.lowestBin
             var sum: Float = 0
             for i in from..<to { sum += row[i] }
-            return sum / Float(to - from)
+            sums[k] += sum / Float(to - from)
         }
     }
 
@@ -61,15 +61,14 @@ struct EnvelopeRows {
     private var count = 0
 
     /// Takes the next frame's spectrum row; returns a row of band levels when one is complete.
+    /// (Called for every frame of the input: it sums in place.)
     mutating func add(_ spectrum: [Float]) -> [Float]? {
-        let bands = SoundEnvelope.bandLevels(spectrum)
-        for k in 0..<SoundEnvelope.bands { pending[k] += bands[k] }
+        SoundEnvelope.addBandLevels(spectrum, to: &pending)
         count += 1
         guard count == SoundEnvelope.framesPerRow else { return nil }
-        defer {
-            pending = [Float](repeating: 0, count: SoundEnvelope.bands)
-            count = 0
-        }
-        return pending.map { $0 / Float(SoundEnvelope.framesPerRow) }
+        let row = pending.map { $0 / Float(SoundEnvelope.framesPerRow) }
+        for k in pending.indices { pending[k] = 0 }
+        count = 0
+        return row
     }
 }
