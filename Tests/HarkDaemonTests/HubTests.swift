@@ -24,6 +24,8 @@ import Testing
         }
 
         func lines() -> [String] {
+            // Output is written on the next turn of the event loop.
+            channel.embeddedEventLoop.run()
             var out: [String] = []
             while var b = try? channel.readOutbound(as: ByteBuffer.self) {
                 out += (b.readString(length: b.readableBytes) ?? "").split(separator: "\n").map(String.init)

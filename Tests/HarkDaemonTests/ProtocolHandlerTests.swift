@@ -10,13 +10,15 @@ import Testing
     private func channel(hub: Hub = Hub(logger: Logger(label: "test"))) throws -> (EmbeddedChannel, Hub) {
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFramer()))
-        try channel.pipeline.syncOperations.addHandler(ClientHandler(hub: hub, logger: Logger(label: "test")))
+        try channel.pipeline.syncOperations.addHandler(ClientHandler(hub: hub, budget: OutputBudget(clients: 4), logger: Logger(label: "test")))
         try channel.connect(to: SocketAddress(unixDomainSocketPath: "/hark-test")).wait()
         #expect(channel.isActive)
         return (channel, hub)
     }
 
     private func lines(_ channel: EmbeddedChannel) throws -> [String] {
+        // Output is written on the next turn of the event loop.
+        channel.embeddedEventLoop.run()
         var out: [String] = []
         while var b = try channel.readOutbound(as: ByteBuffer.self) {
             out += (b.readString(length: b.readableBytes) ?? "").split(separator: "\n").map(String.init)

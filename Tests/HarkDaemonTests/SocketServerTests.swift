@@ -28,7 +28,7 @@ import HarkClient
         watcher.start()
         let previous = umask(0)
         do {
-            try await server.start(path: path, mode: 0o660, groupName: nil, queueLimit: 64, environment: [:])
+            try await server.start(path: path, mode: 0o660, groupName: nil, queueLimit: 4096, budget: OutputBudget(clients: 4), environment: [:])
         } catch {
             umask(previous)
             watching.set()

@@ -11,7 +11,9 @@ import HarkSystem
 //   2. sessions: one connection asks for 1 000 noise sessions;
 //   3. clients: 1 002 connections at once (reading watchers, idle ones, watchers that never
 //      read) while 10 000 more connect and disconnect;
-//   4. soak: a second harkd fed at 30× real time, a shake every 10 s of audio, its resident
+//   4. deaf: 1 000 clients of another harkd watch levels every 0.05 s and pipeline 950 `status`
+//      commands, never reading; its resident memory before, at most, and a minute after they left;
+//   5. soak: a third harkd fed at 30× real time, a shake every 10 s of audio, its resident
 //      memory sampled as it goes.
 // Run through `tools/bench-stress`.
 
@@ -64,7 +66,7 @@ final class Daemon: @unchecked Sendable {
     let dir: String, socket: String, process: Process
     private let stopFeeding = Locked(false)
 
-    init(name: String, speed: Double) {
+    init(name: String, speed: Double, configuration: String? = nil) {
         dir = NSTemporaryDirectory() + "harkd-stress-\(getpid())-\(name)"
         try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         socket = dir + "/hark.sock"
@@ -77,6 +79,10 @@ final class Daemon: @unchecked Sendable {
         process = Process()
         process.executableURL = URL(fileURLWithPath: options.harkd)
         process.arguments = ["--alsa-config", dir + "/alsa.conf", "--socket", socket, "--mode", "continuous"]
+        if let configuration {
+            try? configuration.write(toFile: dir + "/harkd.conf", atomically: true, encoding: .utf8)
+            process.arguments! += ["--config", dir + "/harkd.conf"]
+        }
         _ = FileManager.default.createFile(atPath: dir + "/harkd.log", contents: nil)
         process.standardError = FileHandle(forWritingAtPath: dir + "/harkd.log")
         do { try process.run() } catch { fail("cannot start harkd: \(error)") }
@@ -370,7 +376,45 @@ print("  capture   \(final["overruns"] as? Int ?? -1) overrun(s), \(final["dropp
 probe.stop()
 daemon.stop()
 
-// MARK: - 4. soak
+// MARK: - 4. clients that never read
+
+// Before the output budget, with 950 commands each: RSS 27 → 827 MB, and 783 MB after every
+// client had gone. Target: all clients' unsent output ≤ 64 MB; RSS within 10 MB of its start a
+// minute after they leave. With 950 commands a client passes its own bound at once; with 300 it
+// stays under it for a while, and all of them together meet the 64 MB.
+func deafClients(commands: Int) {
+    let daemon = Daemon(name: "deaf", speed: 1, configuration: "level-interval = 0.05\n")
+    sleep(3)
+    let start = memory(daemon.pid, "VmRSS")
+    let pipelined = Array(([#"{"cmd":"watch","classes":["level"]}"#] + Array(repeating: #"{"cmd":"status"}"#, count: commands))
+        .joined(separator: "\n").utf8) + [10]
+    var clients: [Int32] = []
+    for _ in 0..<1_000 {
+        guard let f = rawConnect(daemon.socket) else { continue }
+        _ = fcntl(f, F_SETFL, fcntl(f, F_GETFL) | O_NONBLOCK)
+        _ = pipelined.withUnsafeBytes { send(f, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        clients.append(f)
+    }
+    var peak = start, heldPeak = 0, connected: [Int] = []
+    for _ in 0..<30 {
+        sleep(1)
+        peak = max(peak, memory(daemon.pid, "VmRSS"))
+        let st = daemon.status()
+        heldPeak = max(heldPeak, st["outputHeld"] as? Int ?? -1)
+        connected.append((st["clients"] as? Int ?? 1) - 1)
+    }
+    for f in clients { close(f) }
+    sleep(60)
+    let after = memory(daemon.pid, "VmRSS")
+    daemon.stop()
+    print(String(format: "  deaf      %d clients watching levels every 0.05 s with %d status commands each, never reading: RSS %.1f MB before, at most %.1f MB; unsent output at most %.1f MB (budget 64 MB); connected after 1 s %d, after 30 s %d; a minute after they left RSS %.1f MB (%+.1f MB)",
+                 clients.count, commands, start, peak, Double(heldPeak) / 1_048_576, connected.first ?? -1, connected.last ?? -1,
+                 after, after - start))
+}
+deafClients(commands: 950)
+deafClients(commands: 300)
+
+// MARK: - 5. soak
 
 let soak = Daemon(name: "soak", speed: 30)
 let soakSeconds = options.soakHours * 3600 / 30

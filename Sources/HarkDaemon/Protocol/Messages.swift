@@ -57,6 +57,8 @@ public enum Messages {
         /// The most clients served at once, and connections refused for it since start.
         public var maxClients = 0
         public var clientsRefused = 0
+        /// Bytes of output all clients hold unsent (at most 64 MiB, ``OutputBudget``).
+        public var outputHeld = 0
         public var sessions: Int
         public var detail: String?
         public var spool = SpoolStatus(state: "off")
@@ -112,6 +114,7 @@ public enum Messages {
         j.add("clients", s.clients)
         j.add("maxClients", s.maxClients)
         j.add("clientsRefused", s.clientsRefused)
+        j.add("outputHeld", s.outputHeld)
         j.add("sessions", s.sessions)
         if let d = s.detail { j.add("detail", d) }
         j.add("spool", s.spool.state)

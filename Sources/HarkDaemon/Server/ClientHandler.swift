@@ -12,17 +12,19 @@ final class ClientHandler: ChannelInboundHandler {
     private let hub: Hub
     private let logger: Logger
     private let queueLimit: Int
+    private let budget: OutputBudget
     private var connection: ClientConnection?
 
-    init(hub: Hub, queueLimit: Int = ClientConnection.defaultLimit, logger: Logger) {
+    init(hub: Hub, queueLimit: Int = ClientConnection.defaultLimit, budget: OutputBudget, logger: Logger) {
         self.hub = hub
         self.queueLimit = queueLimit
+        self.budget = budget
         self.logger = logger
     }
 
     func channelActive(context: ChannelHandlerContext) {
         let id = Self.nextID.add(1, ordering: .relaxed).oldValue
-        let c = ClientConnection(id: id, channel: context.channel, limit: queueLimit, logger: logger)
+        let c = ClientConnection(id: id, channel: context.channel, limit: queueLimit, budget: budget, logger: logger)
         connection = c
         switch hub.connect(c) {
         case nil: break
@@ -53,10 +55,17 @@ final class ClientHandler: ChannelInboundHandler {
         context.fireUserInboundEventTriggered(event)
     }
 
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { connection?.flush() }
+        context.fireChannelWritabilityChanged()
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         if let connection {
             hub.disconnect(connection.id)
+            connection.release()
             logger.debug("client \(connection.id) disconnected")
+            HeapTrim.soon()
         }
         // Lines the framer still delivers after this (it may be mid-burst when the close comes)
         // belong to no one.

@@ -46,7 +46,7 @@ final class SocketServer: Sendable {
     /// client that stopped reading for longer.
     static let sendBuffer = 32 * 1024
 
-    func start(path: String, mode: UInt16, groupName: String?, queueLimit: Int, environment: [String: String]) async throws {
+    func start(path: String, mode: UInt16, groupName: String?, queueLimit: Int, budget: OutputBudget, environment: [String: String]) async throws {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 128)
             .childChannelOption(.socketOption(.so_sndbuf), value: Self.sendBuffer)
@@ -62,7 +62,7 @@ final class SocketServer: Sendable {
             .childChannelInitializer { [hub, logger] channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFramer()))
-                    try channel.pipeline.syncOperations.addHandler(ClientHandler(hub: hub, queueLimit: queueLimit, logger: logger))
+                    try channel.pipeline.syncOperations.addHandler(ClientHandler(hub: hub, queueLimit: queueLimit, budget: budget, logger: logger))
                 }
             }
         if let fd = Self.activatedSocket(environment) {

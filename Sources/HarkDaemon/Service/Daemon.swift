@@ -35,6 +35,8 @@ public final class Daemon: Service, Sendable {
     private let server: SocketServer
     /// The campaign catalogue as last read; replaced by SIGHUP's reload and at midnight UTC.
     private let campaigns: Locked<CampaignsOnAir>
+    /// What all clients' unsent output may hold together (sized for max-clients at start).
+    private let budget: OutputBudget
 
     /// - Parameters:
     ///   - configuration: the configuration file's settings with the command line applied.
@@ -49,6 +51,7 @@ public final class Daemon: Service, Sendable {
     init(configuration: DaemonConfiguration, configurationFile: String?, overrides: [(String, String)],
          logger: Logger, environment: [String: String], opener: CaptureSource.Opener?) {
         current = Locked(configuration)
+        budget = OutputBudget(clients: configuration.resolvedMaxClients)
         var onAir = CampaignsOnAir()
         if let line = onAir.load(configuration.catalogueFile) {
             if onAir.error == nil { logger.info("\(line)") } else { logger.error("\(line)") }
@@ -104,7 +107,7 @@ public final class Daemon: Service, Sendable {
         try analysis.start()
         do {
             try await server.start(path: c.resolvedSocketPath, mode: c.socketMode, groupName: c.socketGroup,
-                                   queueLimit: c.clientQueueBytes, environment: environment)
+                                   queueLimit: c.clientQueueBytes, budget: budget, environment: environment)
         } catch {
             analysis.stop()
             controller.shutdown()
@@ -162,7 +165,8 @@ public final class Daemon: Service, Sendable {
         logger.info("shutting down")
         notifier.notify("STOPPING=1")
         hub.shutdown(message: "harkd is shutting down")
-        for c in hub.connections { c.disconnect(reason: "shutting down") }
+        // Each client gets what was queued for it (its sessions' answers) before its close.
+        for c in hub.connections { c.closeWhenWritten() }
         await server.stop()
         analysis.stop()
         hub.recorder.uplink?.stop()
@@ -224,6 +228,7 @@ public final class Daemon: Service, Sendable {
                                      clients: hub.clientCount, sessions: hub.sessionCount, detail: s.detail)
         status.maxClients = hub.maxClients
         status.clientsRefused = hub.clientsRefused
+        status.outputHeld = budget.held
         status.spool = hub.recorder.status
         let onAir = campaigns.withLock { $0 }
         if let path = onAir.path ?? configuration.catalogueFile {
