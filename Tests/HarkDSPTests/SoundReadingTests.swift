@@ -186,6 +186,52 @@ import Testing
         #expect(m.envelopeEvidence(reference: 0, alignment: alignment + 31).rho < own.rho - 0.2)
     }
 
+    /// Noise heard in bursts of 0.3–0.8 s between pauses of 0.5–1.5 s, drawn from `seed`:
+    /// what a voice-over with pauses gives a room, without a voice synthesiser.
+    private func bursts(_ seed: UInt64) -> [Float] {
+        var x = render(PinkNoiseGenerator(rms: 0.1, sampleRate: Self.rate, seed: seed), seconds: 30)
+        var rng = SplitMix64(seed: seed)
+        var i = 0, on = true
+        while i < x.count {
+            let n = Int((on ? 0.3 + 0.5 * rng.nextUniform() : 0.5 + rng.nextUniform()) * Self.rate)
+            if !on { for j in i..<min(x.count, i + n) { x[j] = 0 } }
+            i += n
+            on.toggle()
+        }
+        return x
+    }
+
+    @Test func aCreativeHeardInBurstsIsNamedByItsEnvelopes() throws {
+        // Through the room at 5 dB, 6 s of it gather a dozen votes at its alignment, crowded into
+        // a few bursts: neither the votes nor the trimmed evidence name it; its envelopes,
+        // following it pauses and all at that alignment, do.
+        let index = SoundIndex(prints: try (70..<74).map { try reading(bursts($0)) })
+        let y = try throughRoom(bursts(70), snr: 5, seed: 5)
+        let m = try SoundMatcher(index: index, sampleRate: Self.rate)
+        var found: [SoundMatch] = []
+        let start = Int(8 * Self.rate), end = start + Int(6 * Self.rate)
+        for s in stride(from: start, to: end, by: 1024) {
+            found += y[s..<min(end, s + 1024)].withUnsafeBufferPointer { m.process($0) }
+        }
+        #expect(!found.isEmpty && found.allSatisfy { $0.reference == 0 }, "\(found)")
+        let alignment = try #require(m.bestAlignments()[0]).alignment
+        let spread = m.spreadVotes(reference: 0, alignment: alignment)
+        let peaks = m.peakEvidence(reference: 0, alignment: alignment).trimmed
+        let envelopes = m.envelopeEvidence(reference: 0, alignment: alignment).trimmed
+        #expect(spread.votes < SoundMatcher.defaultThreshold && peaks < SoundMatcher.peakThreshold, "\(spread), \(peaks)")
+        #expect((peaks + envelopes) / 2.0.squareRoot() < SoundMatcher.combinedThreshold)
+        #expect(m.highestFollowing >= SoundMatcher.followThreshold)
+        // Other bursts, of noise or of a song, follow no creative near the threshold.
+        for other in [bursts(80), bursts(81), song(82)] {
+            let o = try SoundMatcher(index: index, sampleRate: Self.rate)
+            var named: [SoundMatch] = []
+            for s in stride(from: 0, to: other.count, by: 1024) {
+                named += other[s..<min(other.count, s + 1024)].withUnsafeBufferPointer { o.process($0) }
+            }
+            #expect(named.isEmpty && o.highestFollowing < SoundMatcher.followThreshold - 0.2, "\(named), \(o.highestFollowing)")
+        }
+    }
+
     @Test func aSharedMusicBedNamesNoCampaign() throws {
         // Two campaigns license the same song under different lines; a third uses it alone.
         let bed = song(21, rms: 0.05)

@@ -22,3 +22,21 @@ struct BenchHostsTests {
         #expect(limited != (try hosts.bandLimitedFile(kind: "pink", index: 0, seconds: 1, seed: 2)))
     }
 }
+
+/// The bed-alone rows air a voice-over's song without the voice: sample for sample the song
+/// under it, or a row of "the bed alone" would measure another song.
+struct BenchBedTests {
+    @Test func aVoiceOversBedIsTheSongUnderItAndOnlySuchHostsHaveOne() throws {
+        let temporary = TemporaryDirectory(prefix: "hark-bed")
+        let hosts = try BenchHosts(directory: temporary.path)
+        #expect(throws: BenchHosts.Failure.self) { try hosts.bed(of: "speech", index: 0, seconds: 1, seed: 1) }
+        guard Simulation.findExecutable("espeak-ng") != nil else { return }
+        let (whole, _) = try WatermarkBench.readMono(try hosts.file(kind: "song-advert", index: 0, seconds: 3, seed: 5))
+        let (bed, _) = try WatermarkBench.readMono(try hosts.bed(of: "song-advert", index: 0, seconds: 3, seed: 5))
+        let (voice, _) = try WatermarkBench.readMono(try hosts.file(kind: "decoy-speech", index: 0, seconds: 3, seed: 5))
+        #expect(whole.count == bed.count && bed.contains { $0 != 0 })
+        // What is left when the bed is taken out is the voice, to the file's rounding.
+        let residual = zip(zip(whole, bed), voice).map { Double($0.0 - $0.1 - $1) }
+        #expect(residual.map(abs).max()! < 1e-5, "\(residual.map(abs).max()!)")
+    }
+}

@@ -57,12 +57,44 @@ import Testing
                                                "clean, catalogue of 4096", "clean, catalogue of 4096"])
         // A name that gives the condition's own catalogue's size says the other size instead.
         d.conditions[0].name = "clean, catalogue of 1"
-        #expect(d.readings[0].map(\.name) == ["clean, catalogue of 1", "clean, catalogue of 1", "clean, catalogue of 4096"])
+        #expect(d.readings()[0].map(\.name) == ["clean, catalogue of 1", "clean, catalogue of 1", "clean, catalogue of 4096"])
         #expect(more.rows[0..<2].map(figures) == alone.rows.map(figures))
         #expect(more.rows[2..<4].map(figures) == alone.rows.map(figures))
         // Weak enough that the windows differ, or "the same" would say nothing.
         #expect(alone.rows.contains { $0.detected > 0 && $0.detected < $0.trials }, "\(alone.rows.map(figures))")
         #expect(more.rows[4..<6].allSatisfy { $0.trials == 4 }, "\(more.rows.map(figures))")
+    }
+
+    /// audfprint's rows need the program; without it the bench has none and says how to get it.
+    @Test func audfprintIsFoundByItsVariableAndItsAnswersAreRead() throws {
+        #expect(try AudfprintAnchor(environment: [:]) == nil)
+        #expect(try AudfprintAnchor(environment: ["HARK_AUDFPRINT": ""]) == nil)
+        do {
+            _ = try AudfprintAnchor(environment: ["HARK_AUDFPRINT": "/nonexistent/audfprint.py"])
+            Issue.record("a missing audfprint.py was taken")
+        } catch let error as AudfprintAnchor.Failure {
+            #expect(error.description.contains("/nonexistent/audfprint.py") && error.description.contains("github.com/dpwe/audfprint"))
+        }
+        let queries = ["/w/window-0.wav", "/w/window-1.wav", "/w/window-10.wav"]
+        let output = """
+            Tue Nov 27 17:01:02 2026 Reading hash table /w/trial.pklz
+            Matched /w/window-0.wav 6.0 sec 2145 raw hashes as /w/creative-3.wav at   8.1 s with    31 of    40 common hashes at rank  0
+            NOMATCH /w/window-1.wav 6.0 sec 1990 raw hashes
+            Matched /w/window-10.wav 3.0 sec 1004 raw hashes as /h/song-500-40s-seed9001.wav at -2.0 s with     6 of     9 common hashes at rank  0
+            Processed 3 files (15.0 s total dur) in 2.1 s sec = 0.140 x RT
+            """
+        let named = try AudfprintAnchor.parse(output, queries: queries)
+        #expect(named["/w/window-0.wav"] == .some("/w/creative-3.wav"))
+        #expect(named["/w/window-1.wav"] == .some(nil))
+        // window-1 is a prefix of window-10: each line is its own query's.
+        #expect(named["/w/window-10.wav"] == .some("/h/song-500-40s-seed9001.wav"))
+        // A query without its line is an error, not a miss.
+        #expect(throws: AudfprintAnchor.Failure.self) { try AudfprintAnchor.parse(output, queries: queries + ["/w/window-2.wav"]) }
+        // Its rows sit after each sound-read condition's own.
+        let d = try BenchDefinition.load(path: Self.definitions.replacing("watermark-bench.json", with: "watermark-bench-sound.json"))
+        let rows = d.readings(anchor: true)[1]
+        #expect(rows.last?.witness == .anchor && rows.last?.name.hasSuffix(": audfprint, 100 creatives") == true)
+        #expect(!d.readings()[1].contains { $0.witness == .anchor })
     }
 
     /// A run that marked nothing (no hosts: the watermark-ceiling tool runs one to make the

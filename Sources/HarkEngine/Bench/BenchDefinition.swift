@@ -49,6 +49,10 @@ public struct BenchDefinition: Codable, Sendable {
         /// catalogue still holds as aired. The mark rows then count mark detections of the
         /// creative's payload that must not be there; the sound rows, its sound heard.
         public var unmarked: Bool?
+        /// Air only each host's music bed, without its voice-over (hosts of kind "song-advert"):
+        /// a campaign's licensed song playing on its own. Every row then counts windows that name
+        /// the campaign, which the catalogue holds with its voice-over.
+        public var bedAlone: Bool?
         /// The band the hosts are marked in and detected with (default tv).
         public var profile: WatermarkProfile?
         var watermarkProfile: WatermarkProfile { profile ?? .tv }
@@ -94,7 +98,8 @@ public struct BenchDefinition: Codable, Sendable {
     /// A table row's source: a condition, read with its own catalogue or one of
     /// ``Condition/alsoCatalogues``.
     struct Reading {
-        enum Witness { case mark, sound, either }
+        /// `anchor` is audfprint's answer on the same window (``AudfprintAnchor``).
+        enum Witness { case mark, sound, either, anchor }
         var name: String
         var catalogue: Int?
         var target: Target?
@@ -102,8 +107,9 @@ public struct BenchDefinition: Codable, Sendable {
     }
 
     /// Every condition's readings, in table order: its own, then its other catalogues', each
-    /// named as the condition with its own catalogue's size replaced, or with the size added.
-    var readings: [[Reading]] {
+    /// named as the condition with its own catalogue's size replaced, or with the size added;
+    /// with `anchor`, audfprint's row after each condition's sound rows.
+    func readings(anchor: Bool = false) -> [[Reading]] {
         conditions.map { c in
             let own = c.catalogue.map { "catalogue of \($0)" }
             return [Reading(name: c.name, catalogue: c.catalogue, target: c.target)]
@@ -114,6 +120,7 @@ public struct BenchDefinition: Codable, Sendable {
                 + (c.sound.map { size in
                     [Reading(name: "\(c.name): sound, \(size) creatives", catalogue: size, target: c.target, witness: .sound),
                      Reading(name: "\(c.name): mark or sound", catalogue: c.catalogue, target: c.target, witness: .either)]
+                    + (anchor ? [Reading(name: "\(c.name): audfprint, \(size) creatives", catalogue: size, witness: .anchor)] : [])
                 } ?? [])
         }
     }

@@ -16,10 +16,12 @@ public struct BenchHosts {
     public enum Failure: Error, CustomStringConvertible {
         case espeakMissing
         case espeakFailed(String)
+        case noBed(String)
         public var description: String {
             switch self {
             case .espeakMissing: return "espeak-ng is not installed (apt-get install espeak-ng); the bench needs it for speech hosts"
             case .espeakFailed(let m): return "espeak-ng failed: \(m)"
+            case .noBed(let kind): return "hosts of kind '\(kind)' have no music bed to air alone (bedAlone needs kind 'song-advert')"
             }
         }
     }
@@ -78,12 +80,18 @@ public struct BenchHosts {
     }
 
     /// The host kinds ``file(kind:index:seconds:seed:)`` makes.
-    public static let kinds = ["speech", "music", "song", "song-advert", "decoy-speech", "decoy-sparse-speech", "talk", "pink", "sparse-speech", "silence", "flute", "piano", "drums", "advert",
+    public static let kinds = ["speech", "music", "song", "song-advert", "song-bed", "decoy-speech", "decoy-sparse-speech", "talk", "pink", "sparse-speech", "silence", "flute", "piano", "drums", "advert",
                                "babble", "crowd"]
 
     /// The path of a host file, generating it first if needed. The name holds everything the
     /// file is made from, seed included, so that a work folder shared by benches or seeds never
     /// hands one of them another's host.
+    /// The music bed alone of the host `file(kind:index:seconds:seed:)` gives, sample for sample.
+    public func bed(of kind: String, index: Int, seconds: Double, seed: UInt64) throws -> String {
+        guard kind == "song-advert" else { throw Failure.noBed(kind) }
+        return try file(kind: "song-bed", index: index, seconds: seconds, seed: seed)
+    }
+
     public func file(kind: String, index: Int, seconds: Double, seed: UInt64) throws -> String {
         let recipe = Self.recipes[kind].map { "-r\($0)" } ?? ""
         let path = "\(directory)/\(kind)\(recipe)-\(index)-\(Int(seconds))s-seed\(seed).wav"
@@ -96,14 +104,15 @@ public struct BenchHosts {
         case "music":
             x = [Float](repeating: 0, count: n)
             x.withUnsafeMutableBufferPointer { var g = MusicGenerator(rms: 0.1, sampleRate: Self.rate, seed: seed); g.render(into: $0) }
-        case "song", "song-advert":
+        case "song", "song-advert", "song-bed":
             // Other songs than "music"'s: roots, chord shape and tempo drawn from the seed (under
-            // a voice-over for "song-advert", as "advert" is over "music").
+            // a voice-over for "song-advert", as "advert" is over "music"; "song-bed" is that
+            // song-advert's bed alone).
             let voiced = kind == "song-advert"
             x = voiced ? try speech(samples: n, seed: seed, texts: Self.decoyTexts, voices: Self.decoyVoices) : [Float](repeating: 0, count: n)
             var bed = [Float](repeating: 0, count: n)
             bed.withUnsafeMutableBufferPointer {
-                var g = MusicGenerator(rms: voiced ? 0.0316 : 0.1, sampleRate: Self.rate, seed: seed &+ 3, style: .drawn(seed: seed))
+                var g = MusicGenerator(rms: kind == "song" ? 0.1 : 0.0316, sampleRate: Self.rate, seed: seed &+ 3, style: .drawn(seed: seed))
                 g.render(into: $0)
             }
             for i in 0..<n { x[i] += bed[i] }

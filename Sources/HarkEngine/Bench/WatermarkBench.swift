@@ -46,6 +46,7 @@ public struct UnmarkedCheck: Sendable {
     public var soundHighestVotes = 0
     public var soundHighestEvidence = -Double.infinity
     public var soundHighestCombined = -Double.infinity
+    public var soundHighestFollowing = -Double.infinity
 }
 
 public struct BenchReport: Sendable {
@@ -98,17 +99,27 @@ public enum WatermarkBench {
         let crowd = noises.contains("crowd") ? try hosts.file(kind: "crowd", index: 0, seconds: 60, seed: d.seed &+ 200) : ""
         // Talkers who are none of the hosts' or decoys' voices or words, for the sound readings.
         let talk = noises.contains("talk") ? try hosts.file(kind: "talk", index: 0, seconds: 60, seed: d.seed &+ 300) : ""
+        // The creatives a sound catalogue holds beside the trial's own: other hosts' readings.
+        let soundSize = (d.conditions.compactMap(\.sound) + [d.falsePositives.sound ?? 0]).max() ?? 0
+        let anchor = soundSize > 0 ? try AudfprintAnchor() : nil
         // A table row per reading: a condition with its own catalogue, or another it is also read with.
-        let readings = d.readings
+        let readings = d.readings(anchor: anchor != nil)
         let rowCount = readings.reduce(0) { $0 + $1.count }
         // results[row][window] = (detected, wrong, times); perHost[row][window][host] = (detected, trials)
         var results = [[(Int, Int, [Double])]](repeating: [(Int, Int, [Double])](repeating: (0, 0, []), count: d.windows.count),
                                                count: rowCount)
         var perHost = [[[(Int, Int)]]](repeating: [[(Int, Int)]](repeating: [(Int, Int)](repeating: (0, 0), count: d.hosts.count),
                                                                    count: d.windows.count), count: rowCount)
-        // The creatives a sound catalogue holds beside the trial's own: other hosts' readings.
-        let soundSize = (d.conditions.compactMap(\.sound) + [d.falsePositives.sound ?? 0]).max() ?? 0
-        let decoys = try decoyPrints(count: max(0, soundSize - 1), hosts: hosts, seconds: d.hostSeconds, seed: d.seed, log: log)
+        let (decoyFiles, decoys) = try decoyPrints(count: max(0, soundSize - 1), hosts: hosts, seconds: d.hostSeconds, seed: d.seed, log: log)
+        // audfprint's database of the decoys, to which each trial adds its creative as aired.
+        let anchorDirectory = workDirectory + "/audfprint"
+        let anchorDecoys = anchorDirectory + "/decoys.pklz"
+        if let anchor {
+            try? FileManager.default.removeItem(atPath: anchorDirectory)
+            try FileManager.default.createDirectory(atPath: anchorDirectory, withIntermediateDirectories: true)
+            log("audfprint: a database of \(decoyFiles.count) decoys")
+            try anchor.build(database: anchorDecoys, files: decoyFiles)
+        }
         var trial = 0
         for (hi, host) in d.hosts.enumerated() {
             for index in 0..<host.count {
@@ -140,6 +151,8 @@ public enum WatermarkBench {
                             }
                         }
                     }
+                    // audfprint's windows of this trial (row, window, file), matched at its end.
+                    var anchorQueries: [(row: Int, window: Int, file: String)] = []
                     var firstRow = 0
                     for (ci, condition) in d.conditions.enumerated() {
                         defer { firstRow += readings[ci].count }
@@ -149,7 +162,10 @@ public enum WatermarkBench {
                         if path.noise == .crowd { path.noise = .file(crowd) }
                         if path.noise == .file("talk") { path.noise = .file(talk) }
                         let received = workDirectory + "/received.wav"
-                        _ = try Simulation.run(input: condition.unmarked == true ? hostPath : marked[profile]!, output: received, path: path)
+                        let played = condition.bedAlone == true
+                            ? try hosts.bed(of: host.kind, index: index, seconds: d.hostSeconds, seed: d.seed &* 31 &+ UInt64(index))
+                            : condition.unmarked == true ? hostPath : marked[profile]!
+                        _ = try Simulation.run(input: played, output: received, path: path)
                         let (y, rate) = try readMono(received)
                         for (wi, window) in d.windows.enumerated() {
                             let length = Int(window * rate)
@@ -179,6 +195,11 @@ public enum WatermarkBench {
                                     case .mark: found = try mark(reading.catalogue)
                                     case .sound: found = try sound()
                                     case .either: found = (try mark(reading.catalogue) + sound()).sorted { $0.time < $1.time }
+                                    case .anchor:
+                                        let file = anchorDirectory + "/window-\(anchorQueries.count).wav"
+                                        try writeMono(windowSamples, rate: rate, to: file)
+                                        anchorQueries.append((row, wi, file))
+                                        continue
                                     }
                                     perHost[row][wi][hi].1 += 1
                                     if let hit = found.first(where: { $0.payload == payload }) {
@@ -199,6 +220,29 @@ public enum WatermarkBench {
                             report.wrongKeyDetections += try detect(y[...], rate: rate, key: other, profile: profile).count
                         }
                     }
+                    if let anchor, !anchorQueries.isEmpty {
+                        // The trial's creative as aired (the profile its conditions use) beside the decoys.
+                        let aired = anchorDirectory + "/creative-\(trial).wav"
+                        try? FileManager.default.removeItem(atPath: aired)
+                        try FileManager.default.copyItem(atPath: marked[d.conditions.first { $0.sound != nil }!.watermarkProfile]!, toPath: aired)
+                        let database = anchorDirectory + "/trial.pklz"
+                        try anchor.extend(anchorDecoys, with: [aired], as: database)
+                        let named = try anchor.match(database: database, queries: anchorQueries.map(\.file))
+                        for q in anchorQueries {
+                            let name = named[q.file]!
+                            perHost[q.row][q.window][hi].1 += 1
+                            // audfprint reads a whole file: no time to detect.
+                            results[q.row][q.window].2.append(name == aired ? 0 : .infinity)
+                            if name == aired {
+                                results[q.row][q.window].0 += 1
+                                perHost[q.row][q.window][hi].0 += 1
+                            } else if name != nil {
+                                results[q.row][q.window].1 += 1
+                            }
+                            try? FileManager.default.removeItem(atPath: q.file)
+                        }
+                        log("audfprint, trial \(trial + 1): \(named.values.filter { $0 == aired }.count) of \(named.count) windows named the creative")
+                    }
                     trial += 1
                 }
             }
@@ -207,7 +251,7 @@ public enum WatermarkBench {
             for (wi, window) in d.windows.enumerated() {
                 let (detected, wrong, times) = results[row][wi]
                 let sorted = times.sorted()
-                let median = sorted.isEmpty ? nil : sorted[sorted.count / 2]
+                let median = sorted.isEmpty || reading.witness == .anchor ? nil : sorted[sorted.count / 2]
                 report.rows.append(BenchRow(condition: reading.name, window: window, trials: times.count, detected: detected,
                                             wrong: wrong, medianSeconds: median?.isFinite == true ? median : nil,
                                             target: reading.target,
@@ -240,6 +284,7 @@ public enum WatermarkBench {
                     report.unmarked[i].soundHighestVotes = max(report.unmarked[i].soundHighestVotes, heard.votes)
                     report.unmarked[i].soundHighestEvidence = max(report.unmarked[i].soundHighestEvidence, heard.peaks)
                     report.unmarked[i].soundHighestCombined = max(report.unmarked[i].soundHighestCombined, heard.combined)
+                    report.unmarked[i].soundHighestFollowing = max(report.unmarked[i].soundHighestFollowing, heard.following)
                 }
                 report.unmarked[i].hours += Double(y.count) / rate / 3600
                 log("unmarked \(kind), \(Int(d.falsePositives.minutesPerKind)) min, \(report.unmarked[i].profile.rawValue): \(found.count) detections")
@@ -251,15 +296,24 @@ public enum WatermarkBench {
 
     /// Sound readings of `count` creatives that are not the bench's hosts: hosts of every kind
     /// made with seeds of their own.
-    static func decoyPrints(count: Int, hosts: BenchHosts, seconds: Double, seed: UInt64, log: (String) -> Void) throws -> [SoundPrint] {
-        guard count > 0 else { return [] }
+    /// Their files too.
+    static func decoyPrints(count: Int, hosts: BenchHosts, seconds: Double, seed: UInt64, log: (String) -> Void) throws -> ([String], [SoundPrint]) {
+        guard count > 0 else { return ([], []) }
         let kinds = ["song", "decoy-speech", "song-advert", "decoy-sparse-speech", "pink", "flute", "piano", "drums"]
         log("sound readings of \(count) decoy creatives")
-        return try (0..<count).map { i in
-            let path = try hosts.file(kind: kinds[i % kinds.count], index: 500 + i, seconds: seconds, seed: seed &+ 9_000 &+ UInt64(i))
+        let paths = try (0..<count).map { i in
+            try hosts.file(kind: kinds[i % kinds.count], index: 500 + i, seconds: seconds, seed: seed &+ 9_000 &+ UInt64(i))
+        }
+        return (paths, try paths.map { path in
             let (x, rate) = try readMono(path)
             return try x.withUnsafeBufferPointer { try SoundPrint.read($0, sampleRate: rate) }
-        }
+        })
+    }
+
+    static func writeMono(_ y: ArraySlice<Float>, rate: Double, to path: String) throws {
+        let w = try SoundFileWriter(path: path, sampleRate: Int(rate), channels: 1, format: .init(container: .wav, encoding: .f32))
+        try y.withUnsafeBufferPointer { try w.write($0) }
+        try w.finish()
     }
 
     /// The creatives a window's sound names, as detections: the trial's own creative carries its
@@ -278,15 +332,15 @@ public enum WatermarkBench {
 
     /// Creatives named in unmarked audio, the most votes any gathered at one alignment,
     /// and the most evidence any candidate reached (``SoundMatcher/highestPeakEvidence``,
-    /// ``SoundMatcher/highestCombinedEvidence``).
-    static func listenUnmarked(_ y: ArraySlice<Float>, rate: Double, index: SoundIndex) throws -> (named: Int, votes: Int, peaks: Double, combined: Double) {
+    /// ``SoundMatcher/highestCombinedEvidence``, ``SoundMatcher/highestFollowing``).
+    static func listenUnmarked(_ y: ArraySlice<Float>, rate: Double, index: SoundIndex) throws -> (named: Int, votes: Int, peaks: Double, combined: Double, following: Double) {
         let matcher = try SoundMatcher(index: index, sampleRate: rate)
         var named = 0, most = 0
         inBlocks(y) { block in
             named += matcher.process(block).count
             most = max(most, matcher.bestScores().values.max() ?? 0)
         }
-        return (named, most, matcher.highestPeakEvidence, matcher.highestCombinedEvidence)
+        return (named, most, matcher.highestPeakEvidence, matcher.highestCombinedEvidence, matcher.highestFollowing)
     }
 
     static func readMono(_ path: String) throws -> ([Float], Double) {
@@ -355,6 +409,8 @@ public enum WatermarkBench {
                 s += String(cFormat: "Listening for %d creatives by their sound: %d named on the same audio; the most votes at one alignment %d (threshold %d, spread over more than a second); the most peak evidence %.1f (threshold %.1f), peaks and envelopes together %.1f (threshold %.1f).\n",
                             size, u.soundFalseDetections, u.soundHighestVotes, SoundMatcher.defaultThreshold,
                             u.soundHighestEvidence, SoundMatcher.peakThreshold, u.soundHighestCombined, SoundMatcher.combinedThreshold)
+                s += String(cFormat: "Of the candidates with %d votes, %.1f times any other alignment's, and peak evidence %.0f, the envelopes followed a creative at most %.2f (threshold %.2f).\n",
+                            SoundMatcher.followVotes, SoundMatcher.followUniqueness, SoundMatcher.followPeakEvidence, u.soundHighestFollowing, SoundMatcher.followThreshold)
             }
         }
         // A definitions file with no hosts or no conditions marks nothing (tools use one to make

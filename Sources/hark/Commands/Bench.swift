@@ -15,7 +15,9 @@ struct WatermarkBenchCommand: ParsableCommand {
         discussion: """
         Hosts, conditions, windows and trial counts come from the definitions file. Needs \
         espeak-ng (speech hosts) and ffmpeg (codecs). Prints a Markdown table; progress goes to \
-        stderr.
+        stderr. With HARK_AUDFPRINT naming dpwe/audfprint's audfprint.py (run by \
+        HARK_AUDFPRINT_PYTHON, default python3), conditions read by sound get a row of \
+        audfprint's answers on the same windows, against the same creatives.
         """)
 
     @Option(help: ArgumentHelp("Bench definitions.", valueName: "path"), completion: .file())
@@ -49,6 +51,9 @@ struct WatermarkBenchCommand: ParsableCommand {
             Diagnostics.error(error.description)
             throw ExitCode.failure
         } catch let error as WatermarkBench.Failure {
+            Diagnostics.error(error.description)
+            throw ExitCode.failure
+        } catch let error as AudfprintAnchor.Failure {
             Diagnostics.error(error.description)
             throw ExitCode.failure
         }
