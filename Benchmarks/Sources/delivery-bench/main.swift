@@ -76,6 +76,35 @@ do {
                  times.last! * 1000))
 } catch { fail("\(error)") }
 
+// MARK: - the spool's size on disk
+
+// Before the log was checkpointed and cut back: with spool-max-mb = 0.1 the log alone reached
+// 4.1 MB, and 1.8 MB stayed beside a 4 KB database after a clean stop. Target: database, log and
+// shared memory ≤ spool-max-mb + 1 MB at all times, the log truncated at a clean stop.
+do {
+    let path = dir + "/bounded.sqlite"
+    let limit = 100 * 1024
+    let spool = try Spool(path: path, limits: .init(maxBytes: limit))
+    func onDisk() -> Int {
+        ["", "-wal", "-shm"].reduce(0) { total, suffix in
+            var info = stat()
+            return total + (stat(path + suffix, &info) == 0 ? Int(info.st_size) : 0)
+        }
+    }
+    var most = 0
+    for n in 0..<3_000 {
+        try spool.commit(report(n, created: now + Int64(n)))
+        if n % 300 == 299 { try spool.markDelivered(try spool.pending(limit: 200).map(\.seq), at: now + Int64(n)) }
+        most = max(most, onDisk())
+    }
+    spool.close()
+    var log = stat()
+    let logBytes = stat(path + "-wal", &log) == 0 ? Int(log.st_size) : 0
+    print("spool on disk, spool-max-mb 0.1, 3 000 reports of 1.3 KB committed one by one (a delivery every 300):")
+    print(String(format: "  database + log + shared memory at most %.0f KB (bound %.0f KB); after a clean close the log holds %d bytes, the database %.0f KB",
+                 Double(most) / 1024, Double(limit + 1_048_576) / 1024, logBytes, Double(onDisk()) / 1024))
+} catch { fail("\(error)") }
+
 // MARK: - draining a backlog through harkd to a local broker
 
 let spoolPath = dir + "/backlog.sqlite"
