@@ -4,7 +4,8 @@ import HarkClient
 
 // harkd under load as a device would run it: continuous mode, 48 kHz mono, both analysers,
 // fed in real time through ALSA's `file` plugin from a FIFO (no sound card needed), with a
-// client watching detections. Measures harkd's CPU share and peak resident memory over the
+// client watching detections (with --catalogue, listening for a catalogue's creatives by their
+// sound too). Measures harkd's CPU share and peak resident memory over the
 // run, and how long after the audio that completed a watermark the detection message reaches
 // the client. Run through `tools/bench-daemon`.
 
@@ -15,6 +16,8 @@ struct Options {
     var seconds = 60
     /// With the spool and the MQTT uplink to a local Mosquitto, a report every 10 s.
     var delivery = false
+    /// Creatives in a campaign catalogue harkd listens for by their sound too (0: none).
+    var catalogue = 0
 }
 
 func parseOptions() -> Options {
@@ -27,10 +30,13 @@ func parseOptions() -> Options {
         case "--data": o.data = arguments.popFirst() ?? o.data
         case "--seconds": o.seconds = Int(arguments.popFirst() ?? "") ?? o.seconds
         case "--delivery": o.delivery = true
+        case "--catalogue": o.catalogue = Int(arguments.popFirst() ?? "") ?? 100
         case "--help", "-h":
-            print("usage: harkd-bench [--hark PATH] [--harkd PATH] [--data DIR] [--seconds N] [--delivery]")
+            print("usage: harkd-bench [--hark PATH] [--harkd PATH] [--data DIR] [--seconds N] [--delivery] [--catalogue N]")
             print("  --seconds  length of the real-time run, a multiple of 10 (default 60)")
             print("  --delivery with a spool and the MQTT uplink to a local Mosquitto (a report every 10 s)")
+            print("  --catalogue N  with a campaign catalogue of N creatives: the run's segments as aired and")
+            print("             30 s songs of their own, listened for by their sound too")
             exit(0)
         default:
             FileHandle.standardError.write(Data("harkd-bench: unknown argument \(a)\n".utf8))
@@ -71,13 +77,42 @@ do {
     """.write(toFile: dir + "/alsa.conf", atomically: true, encoding: .utf8)
 } catch { fail("\(error)") }
 
+/// A catalogue of `count` creatives, made once in the data folder: the run's segments as they
+/// leave the embedder, and 30 s songs of their own under payloads no segment has.
+func catalogue(_ count: Int) -> String {
+    let path = options.data + "/daemon-\(options.seconds)s-catalogue-\(count).hark"
+    if FileManager.default.fileExists(atPath: path) { return path }
+    print("(making \(path) once: \(count) creatives)")
+    let partial = path + ".partial"
+    try? FileManager.default.removeItem(atPath: partial)
+    let host = options.data + "/catalogue-host.wav", marked = options.data + "/catalogue-marked.wav"
+    let segments = options.seconds / segmentSeconds
+    for i in 0..<min(segments, count) {
+        guard run(options.hark, ["generate", "music", host, "--duration", "10", "--seed", "\(100 + i)"]) == 0,
+              run(options.hark, ["embed", host, marked, "--payload", payload(i), "--strength", "10", "--catalogue", partial]) == 0
+        else { fail("could not add segment \(i + 1) to the catalogue") }
+    }
+    for j in 0..<max(0, count - segments) {
+        guard run(options.hark, ["generate", "music", host, "--duration", "30", "--seed", "\(5_000 + j)"]) == 0,
+              run(options.hark, ["catalogue", "add", partial, host, "--payload", String(format: "5e%06x", j)]) == 0
+        else { fail("could not add song \(j + 1) to the catalogue") }
+    }
+    for f in [host, marked] { try? FileManager.default.removeItem(atPath: f) }
+    guard rename(partial, path) == 0 else { fail("cannot move the catalogue into place") }
+    return path
+}
+
 var broker: LocalBroker?
-var extra: [String] = []
+var configuration = ""
 if options.delivery {
     let b = LocalBroker(dir: dir)
     broker = b
-    try? "spool = \(dir)/spool.sqlite\nmqtt-url = mqtt://127.0.0.1:\(b.port)\nunit = bench\nreport-interval = 10\n"
-        .write(toFile: dir + "/harkd.conf", atomically: true, encoding: .utf8)
+    configuration += "spool = \(dir)/spool.sqlite\nmqtt-url = mqtt://127.0.0.1:\(b.port)\nunit = bench\nreport-interval = 10\n"
+}
+if options.catalogue > 0 { configuration += "catalogue = \(catalogue(options.catalogue))\n" }
+var extra: [String] = []
+if !configuration.isEmpty {
+    try? configuration.write(toFile: dir + "/harkd.conf", atomically: true, encoding: .utf8)
     extra = ["--config", dir + "/harkd.conf"]
 }
 defer { broker?.stop() }
@@ -164,7 +199,8 @@ harkd.waitUntilExit()
 
 let wall = end - start
 print("")
-print("harkd, continuous mode, 48 kHz mono S16 through ALSA's file plugin, \(options.seconds) s in real time")
+print("harkd, continuous mode, 48 kHz mono S16 through ALSA's file plugin, \(options.seconds) s in real time"
+      + (options.catalogue > 0 ? ", a catalogue of \(options.catalogue) creatives" : ""))
 print(String(format: "  CPU          %.2f %% of one core (%.2f s of CPU in %.1f s)", 100 * cpuUsed / wall, cpuUsed, wall))
 print(String(format: "  memory       peak resident %.1f MB (VmHWM); at the end %.1f MB (VmRSS): %.1f MB private, %.1f MB mapped files (code and data of harkd and its libraries)",
              peak, resident, anonymous, fileBacked))
