@@ -46,7 +46,26 @@ enum JSONValue: Equatable {
         var values = 0
 
         mutating func skipSpace() {
-            while at < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[at]) { at += 1 }
+            while at < bytes.count {
+                switch bytes[at] {
+                case 0x20, 0x09, 0x0A, 0x0D: at += 1
+                default: return
+                }
+            }
+        }
+
+        /// After a member or an element: true when `closer` ends the container (taken), false
+        /// after the comma that says another follows.
+        mutating func closes(_ closer: UInt8) throws(ParseError) -> Bool {
+            skipSpace()
+            guard at < bytes.count else { throw .invalid }
+            if bytes[at] == UInt8(ascii: ",") {
+                at += 1
+                return false
+            }
+            guard bytes[at] == closer else { throw .invalid }
+            at += 1
+            return true
         }
 
         mutating func value() throws(ParseError) -> JSONValue {
@@ -68,12 +87,7 @@ enum JSONValue: Equatable {
                     guard at < bytes.count, bytes[at] == UInt8(ascii: ":") else { throw .invalid }
                     at += 1
                     object[key] = try value()
-                    skipSpace()
-                    guard at < bytes.count else { throw .invalid }
-                    if bytes[at] == UInt8(ascii: ",") { at += 1; continue }
-                    guard bytes[at] == UInt8(ascii: "}") else { throw .invalid }
-                    at += 1
-                    return .object(object)
+                    if try closes(UInt8(ascii: "}")) { return .object(object) }
                 }
             case UInt8(ascii: "["):
                 at += 1
@@ -82,12 +96,7 @@ enum JSONValue: Equatable {
                 if at < bytes.count, bytes[at] == UInt8(ascii: "]") { at += 1; return .array(array) }
                 while true {
                     array.append(try value())
-                    skipSpace()
-                    guard at < bytes.count else { throw .invalid }
-                    if bytes[at] == UInt8(ascii: ",") { at += 1; continue }
-                    guard bytes[at] == UInt8(ascii: "]") else { throw .invalid }
-                    at += 1
-                    return .array(array)
+                    if try closes(UInt8(ascii: "]")) { return .array(array) }
                 }
             case UInt8(ascii: "\""):
                 return .string(try string())

@@ -207,8 +207,13 @@ public struct BenchHosts {
     }
 
     private func write(_ x: [Float], to path: String) throws {
-        let w = try SoundFileWriter(path: path, sampleRate: Int(Self.rate), channels: 1, format: .init(container: .wav, encoding: .f32))
-        try x.withUnsafeBufferPointer { try w.write($0) }
+        try Self.writeMono(x[...], rate: Self.rate, to: path)
+    }
+
+    /// Mono samples as a 32-bit float WAV file (the benches' own files: nothing is rounded).
+    static func writeMono(_ y: ArraySlice<Float>, rate: Double, to path: String) throws {
+        let w = try SoundFileWriter(path: path, sampleRate: Int(rate), channels: 1, format: .init(container: .wav, encoding: .f32))
+        try y.withUnsafeBufferPointer { try w.write($0) }
         try w.finish()
     }
 

@@ -197,7 +197,7 @@ public enum WatermarkBench {
                                     case .either: found = (try mark(reading.catalogue) + sound()).sorted { $0.time < $1.time }
                                     case .anchor:
                                         let file = anchorDirectory + "/window-\(anchorQueries.count).wav"
-                                        try writeMono(windowSamples, rate: rate, to: file)
+                                        try BenchHosts.writeMono(windowSamples, rate: rate, to: file)
                                         anchorQueries.append((row, wi, file))
                                         continue
                                     }
@@ -310,11 +310,6 @@ public enum WatermarkBench {
         })
     }
 
-    static func writeMono(_ y: ArraySlice<Float>, rate: Double, to path: String) throws {
-        let w = try SoundFileWriter(path: path, sampleRate: Int(rate), channels: 1, format: .init(container: .wav, encoding: .f32))
-        try y.withUnsafeBufferPointer { try w.write($0) }
-        try w.finish()
-    }
 
     /// The creatives a window's sound names, as detections: the trial's own creative carries its
     /// payload, a decoy a payload that is not it (so a decoy named counts as a wrong payload).
