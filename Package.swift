@@ -37,6 +37,7 @@ let package = Package(
         .library(name: "HarkClient", targets: ["HarkClient"]),
         .library(name: "HarkSpool", targets: ["HarkSpool"]),
         .library(name: "HarkSystem", targets: ["HarkSystem"]),
+        .library(name: "HarkCatalogue", targets: ["HarkCatalogue"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

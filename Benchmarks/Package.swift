@@ -16,6 +16,7 @@ let package = Package(
             dependencies: [
                 .product(name: "HarkDSP", package: harkIdentity),
                 .product(name: "HarkEngine", package: harkIdentity),
+                .product(name: "HarkCatalogue", package: harkIdentity),
             ]),
         .target(name: "BenchSupport"),
         .executableTarget(

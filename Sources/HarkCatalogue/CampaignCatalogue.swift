@@ -19,6 +19,11 @@ public struct Campaign: Sendable, Equatable {
 
     /// Whether `day` (`YYYY-MM-DD`) lies within the campaign's dates.
     public func isOnAir(on day: String) -> Bool {
+        Self.isOnAir(on: day, from: from, until: until)
+    }
+
+    /// Whether `day` lies within `from` and `until` (`YYYY-MM-DD`, both inclusive; nil: open).
+    public static func isOnAir(on day: String, from: String?, until: String?) -> Bool {
         (from.map { $0 <= day } ?? true) && (until.map { day <= $0 } ?? true)
     }
 

@@ -89,10 +89,28 @@ import Testing
         #expect(try SoundPrint(bytes: good.bytes) == good)
     }
 
+    /// A reading cut short inside an intact file (SQLite's own check passes): the file is refused
+    /// whole, by name and campaign.
+    @Test func refusesACatalogueWithADamagedReading() throws {
+        let path = temporary.file("cut-reading.hark")
+        let c = try CampaignCatalogue.openForWriting(path)
+        try c.add(Campaign(payload: WatermarkPayload(0xa1), sound: try print(5)))
+        try c.add(Campaign(payload: WatermarkPayload(0xa2), sound: try print(6)))
+        #expect(try CampaignCatalogue.read(path).map(\.payload) == [WatermarkPayload(0xa1), WatermarkPayload(0xa2)])
+        try sql(path, "update campaign set sound = substr(sound, 1, length(sound) - 3) where payload = 162")
+        let error = #expect(throws: CatalogueError.self) { try CampaignCatalogue.read(path) }
+        #expect(error?.description.hasPrefix("\(path): catalogue damaged (campaign 000000a2:") == true, "\(String(describing: error))")
+    }
+
     private func setUserVersion(_ path: String, _ v: Int) throws {
+        try sql(path, "pragma user_version = \(v)")
+    }
+
+    /// Changes a file behind the catalogue's back, through another SQLite client.
+    private func sql(_ path: String, _ statement: String) throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(path)'); c.execute('pragma user_version = \(v)'); c.commit()"]
+        p.arguments = ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(path)'); c.execute('\(statement)'); c.commit()"]
         try p.run()
         p.waitUntilExit()
         #expect(p.terminationStatus == 0)

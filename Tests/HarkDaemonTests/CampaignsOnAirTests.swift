@@ -32,12 +32,17 @@ import Testing
         var onAir = CampaignsOnAir()
         let line = onAir.load(path, today: "2026-11-27")
         #expect(line == "catalogue \(path): 3 campaign(s), 2 on air today" && onAir.error == nil)
-        #expect(onAir.search?.payloads == [WatermarkPayload(1), WatermarkPayload(3)])
-        #expect(onAir.search?.index.prints.count == 2)
-        // The same day again changes nothing; the next month brings campaign 2 and ends 1.
+        #expect(onAir.payloadsOnAir == [WatermarkPayload(1), WatermarkPayload(3)])
+        // One index of every campaign; the one off air is set aside.
+        let index = try #require(onAir.search?.index)
+        #expect(index.creatives == 3 && onAir.search?.offAir == [1])
+        #expect(Daemon.analysisSettings(DaemonConfiguration(), onAir).catalogue == [WatermarkPayload(1), WatermarkPayload(3)])
+        // The same day again changes nothing; the next month brings campaign 2 and ends 1,
+        // with the same index.
         let same = onAir.choose(today: "2026-11-27"), next = onAir.choose(today: "2026-12-01")
         #expect(!same && next)
-        #expect(onAir.search?.payloads == [WatermarkPayload(2), WatermarkPayload(3)])
+        #expect(onAir.payloadsOnAir == [WatermarkPayload(2), WatermarkPayload(3)])
+        #expect(onAir.search?.index === index && onAir.search?.offAir == [0])
         // With no campaign on air nothing is searched by sound, and the mark is read as without one.
         let none = try catalogue("none.hark", [Campaign(payload: WatermarkPayload(9), until: "2020-01-01", sound: try sound(9))])
         let noneLine = onAir.load(none, today: "2026-11-27")

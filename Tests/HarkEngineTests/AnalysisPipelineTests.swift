@@ -141,6 +141,30 @@ import Testing
         #expect(AnalysisEvent.detection(DetectionEvent(source: "x", detection: both)).jsonLine.contains(#""evidence":"mark+sound""#))
     }
 
+    @Test func aCreativeOffAirIsNeverReportedByItsSound() throws {
+        // The index holds both creatives (harkd indexes its whole catalogue once); the one played
+        // is off air that day, so its sound names nothing, while on air it is named.
+        let rate = 16_000.0
+        let prints = try [1, 2].map { (seed: UInt64) -> SoundPrint in
+            var x = [Float](repeating: 0, count: Int(8 * rate))
+            x.withUnsafeMutableBufferPointer { var g = MusicGenerator(rms: 0.1, sampleRate: rate, seed: seed, style: .drawn(seed: seed)); g.render(into: $0) }
+            return try x.withUnsafeBufferPointer { try SoundPrint.read($0, sampleRate: rate) }
+        }
+        var played = [Float](repeating: 0, count: Int(8 * rate))
+        played.withUnsafeMutableBufferPointer { var g = MusicGenerator(rms: 0.1, sampleRate: rate, seed: 1, style: .drawn(seed: 1)); g.render(into: $0) }
+        let index = SoundIndex(prints: prints)
+        let payloads = [WatermarkPayload(0xA1), WatermarkPayload(0xA2)]
+        func heard(offAir: Set<Int>) throws -> [WatermarkDetection] {
+            var s = AnalysisPipeline.Settings(sampleRate: rate)
+            s.meter = false
+            s.sound = AnalysisPipeline.SoundSearch(index: index, payloads: payloads, offAir: offAir)
+            return try detections(run(AnalysisPipeline(s), played, block: 4096))
+        }
+        let onAir = try heard(offAir: [1])
+        #expect(!onAir.isEmpty && onAir.allSatisfy { $0.payload == payloads[0] }, "\(onAir)")
+        #expect(try heard(offAir: [0]).isEmpty)
+    }
+
     @Test func withoutACatalogueTheMarkAloneIsTheEvidence() throws {
         let rate = 48_000.0
         let x = try marked(seconds: 6, rate: rate, seed: 9, payload: WatermarkPayload(0xABC))

@@ -1,4 +1,5 @@
 import Foundation
+import HarkCatalogue
 import HarkDSP
 
 // Hark's performance benchmarks. Every figure in one run, side by side, so ratios compare
@@ -242,12 +243,13 @@ do {
                                                          (bytes.max() ?? 0) / 1000))
     // The index a catalogue of 100 (and of 1 000: each song ten times over, transposed by 3 to
     // 27 bins, so the copies share little) becomes when it is loaded, shared sound found.
-    func indexTime(_ p: [SoundPrint]) -> Double {
+    func indexTime(_ p: [SoundPrint]) -> String {
         let start = Date()
-        _ = SoundIndex(prints: p)
-        return Date().timeIntervalSince(start)
+        let index = SoundIndex(prints: p)
+        return String(format: "%6.3f s (%d landmarks held, %d shared, %d common)", Date().timeIntervalSince(start),
+                      index.count, index.sharedCount, index.commonCount)
     }
-    row("SoundIndex of 100 creatives (built on load)", String(format: "%6.3f s", indexTime(prints)))
+    row("SoundIndex of 100 creatives (built on load)", indexTime(prints))
     let thousand = (0..<10).flatMap { k in prints.map { p in
         SoundPrint(landmarks: p.landmarks.compactMap { l in
                        let bin = Int(l.hash >> 12) + 3 * k
@@ -256,7 +258,20 @@ do {
                    peaks: p.peaks.map { SpectralPeak(frame: $0.frame, bin: $0.bin + 3 * k, level: 0) },
                    duration: p.duration)
     } }
-    row("SoundIndex of 1 000 creatives (built on load)", String(format: "%6.3f s", indexTime(thousand)))
+    row("SoundIndex of 1 000 creatives (built on load)", indexTime(thousand))
+    // A catalogue file of 1 000 loaded as harkd and `hark detect` load it: read, checked whole,
+    // decoded and indexed.
+    let cataloguePath = options.data + "/bench-catalogue-1000.sqlite"
+    try? FileManager.default.removeItem(atPath: cataloguePath)
+    let catalogue = try! CampaignCatalogue.openForWriting(cataloguePath)
+    for (i, p) in thousand.enumerated() { try! catalogue.add(Campaign(payload: WatermarkPayload(UInt32(i)), sound: p)) }
+    let loadStart = Date()
+    let loaded = try! CampaignCatalogue.read(cataloguePath)
+    let readTime = Date().timeIntervalSince(loadStart)
+    _ = SoundIndex(prints: loaded.map(\.sound))
+    row("a catalogue of 1 000 loaded (read, checked, indexed)",
+        String(format: "%6.3f s (of which read and checked %.3f s)", Date().timeIntervalSince(loadStart), readTime))
+    try? FileManager.default.removeItem(atPath: cataloguePath)
     // Listening at the capture rate: the 48 kHz master of the first creative among 100.
     var g = MusicGenerator(rms: 0.1, sampleRate: rate, seed: 1, style: .drawn(seed: 1))
     var master = [Float](repeating: 0, count: Int(60 * rate))

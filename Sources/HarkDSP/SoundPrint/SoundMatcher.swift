@@ -1,3 +1,4 @@
+import Dispatch
 import FoundationEssentials
 
 /// A creative named by its own sound.
@@ -251,7 +252,7 @@ public final class SoundMatcher {
     /// other alignments of ``peakEvidence(reference:alignment:)``: (ρ − their mean) / their
     /// spread; `trimmed` without the two blocks that gave the most, as there.
     public func envelopeEvidence(reference r: Int, alignment: Int) -> (z: Double, trimmed: Double, rho: Double) {
-        let envelope = index.prints[r].envelope
+        let envelope = index.envelopes[r]
         let bands = SoundEnvelope.bands, perRow = SoundEnvelope.framesPerRow
         let rows = envelope.rows
         let count = roomRows.count - rowHead
@@ -466,13 +467,19 @@ public final class SoundMatcher {
 /// The landmarks of a catalogue's creatives, sorted by hash for lookup: built once (a plan), read
 /// by any number of matchers.
 public final class SoundIndex: Sendable {
-    public let prints: [SoundPrint]
-    /// Entries sorted by hash: the creative and frame of each landmark.
-    private let entryRef: [Int32]
-    private let entryFrame: [Int32]
-    /// Entries another creative holds too: they vote only in the rivalry of creatives that
-    /// share sound (``SoundMatcher/rivalRatio``), never to name one.
-    private let entryShared: [Bool]
+    /// Creatives indexed.
+    public let creatives: Int
+    /// Per creative, its band envelopes: the index keeps these and its peaks (``peakSets``), not
+    /// the readings, whose landmarks take 16 bytes each in memory.
+    let envelopes: [SoundEnvelope]
+    /// Entries sorted by hash, 4 bytes each: the landmark's frame in the low 16 bits, its
+    /// creative in the next 15, and whether another creative holds it too in the top bit (then
+    /// it votes only in the rivalry of creatives that share sound, ``SoundMatcher/rivalRatio``,
+    /// never to name one).
+    private let entries: [UInt32]
+    /// Creatives an index holds at most (15 bits), far beyond a catalogue's
+    /// (``WatermarkDetector/maxCatalogue`` campaigns).
+    public static let maxCreatives = 1 << 15 - 1
     /// `bucketStart[h]` is where hash `h`'s entries begin: 4 MB for direct lookups.
     private let bucketStart: [Int32]
     /// A hash that this many creatives' landmarks hold on average is everywhere (the partials
@@ -490,94 +497,65 @@ public final class SoundIndex: Sendable {
     static let sharedBlockFrames = 64
 
     /// - Parameter prints: the creatives; index `i` in a ``SoundMatch`` is `prints[i]`.
+    ///
+    /// Built by counting, never by hashing or comparison sorts: a catalogue of 1 000 creatives
+    /// holds millions of landmarks, and each creative's search for the sound it shares looks up
+    /// tens of thousands of entries (docs/watermark.md, Cost).
     public init(prints: [SoundPrint]) {
-        self.prints = prints
-        var all: [(UInt32, Int32, Int32)] = []
-        all.reserveCapacity(prints.reduce(0) { $0 + $1.landmarks.count })
+        precondition(prints.count <= Self.maxCreatives, "at most \(Self.maxCreatives) creatives")
+        // A reading's frames are 16 bits (``SoundPrint/maxDuration``).
+        precondition(prints.allSatisfy { ($0.landmarks.last?.frame ?? 0) <= 0xffff }, "a reading longer than 17 minutes")
+        creatives = prints.count
+        envelopes = prints.map(\.envelope)
+        let buckets = 1 << Landmark.hashBits
+        var perHash = [Int32](repeating: 0, count: buckets)
+        for print in prints { for l in print.landmarks { perHash[Int(l.hash)] += 1 } }
+        let total = prints.reduce(0) { $0 + $1.landmarks.count }
+        let limit = Int32(Self.commonHashLimit(entries: total))
+        var starts = [Int32](repeating: 0, count: buckets + 1)
+        for h in 0..<buckets { starts[h + 1] = starts[h] + (perHash[h] <= limit ? perHash[h] : 0) }
+        let kept = Int(starts[buckets])
+        commonCount = total - kept
+        // Each bucket's entries in creative and frame order; `perHash` becomes where each hash's
+        // next entry goes (-1: a common hash).
+        for h in 0..<buckets { perHash[h] = perHash[h] <= limit ? starts[h] : -1 }
+        var refs = [Int32](repeating: 0, count: kept), frames = [Int32](repeating: 0, count: kept)
         for (r, print) in prints.enumerated() {
-            for l in print.landmarks { all.append((l.hash, Int32(r), Int32(l.frame))) }
+            for l in print.landmarks where perHash[Int(l.hash)] >= 0 {
+                let i = Int(perHash[Int(l.hash)])
+                (refs[i], frames[i]) = (Int32(r), Int32(l.frame))
+                perHash[Int(l.hash)] += 1
+            }
         }
-        all.sort { $0.0 < $1.0 }
-        let limit = Self.commonHashLimit(entries: all.count)
-        var uncommon: [(UInt32, Int32, Int32)] = []
-        uncommon.reserveCapacity(all.count)
-        var i = 0
-        while i < all.count {
-            var j = i
-            while j < all.count && all[j].0 == all[i].0 { j += 1 }
-            if j - i <= limit { uncommon += all[i..<j] }
-            i = j
-        }
-        commonCount = all.count - uncommon.count
-        all = uncommon
-        let (refs, frames, starts) = Self.table(all)
-        // Drop what creatives share, each creative read against the others as a room would be.
-        var keep = [Bool](repeating: true, count: all.count)
-        var shared = 0
-        var related = [Set<Int32>](repeating: [], count: prints.count)
+        // Drop what creatives share, each creative read against the others as a room would be:
+        // each independently of the others, so on every core (up to four).
         let peakSets = prints.map { PeakSet($0.peaks) }
-        for (r, print) in prints.enumerated() where prints.count > 1 {
-            var votes: [Int64: Int32] = [:]
-            func key(_ other: Int32, _ alignment: Int, _ block: Int) -> Int64 {
-                Int64(other) << 44 | Int64(block & 0xfffff) << 24 | Int64(alignment + 0x7fffff)
-            }
-            func each(_ l: Landmark, _ body: (Int64) -> Void) {
-                let b = Int(l.hash)
-                for i in Int(starts[b])..<Int(starts[b + 1]) where refs[i] != Int32(r) {
-                    body(key(refs[i], l.frame - Int(frames[i]), l.frame / Self.sharedBlockFrames))
-                }
-            }
-            // First by alignment alone, which few pairs of creatives share by more than chance;
-            // only there are the votes counted by block.
-            var byAlignment: [Int64: Int32] = [:]
-            for l in print.landmarks { each(l) { byAlignment[$0 & ~(0xfffff << 24), default: 0] += 1 } }
-            let candidates = Set(byAlignment.keys.filter { k in
-                (byAlignment[k - 1] ?? 0) + (byAlignment[k] ?? 0) + (byAlignment[k + 1] ?? 0) >= Int32(Self.sharedVotes)
-            })
-            guard !candidates.isEmpty else { continue }
-            for l in print.landmarks {
-                each(l) { k in
-                    let a = k & ~(0xfffff << 24)
-                    if candidates.contains(a) || candidates.contains(a - 1) || candidates.contains(a + 1) { votes[k, default: 0] += 1 }
-                }
-            }
-            // A block's votes count with its neighbours' (a shared phrase straddles blocks) and
-            // at the neighbouring alignments (a peak a frame off).
-            func total(_ k: Int64) -> Int32 {
-                var t: Int32 = 0
-                for db in [-1, 0, 1] as [Int64] { for da in [-1, 0, 1] as [Int64] { t += votes[k + db << 24 + da] ?? 0 } }
-                return t
-            }
-            // Where this creative shares sound with another: that one, the alignment, the block.
-            var spans: [Int: [(other: Int32, alignment: Int)]] = [:]
-            for (k, _) in votes where total(k) >= Int32(Self.sharedVotes) {
-                let other = Int32(truncatingIfNeeded: k >> 44), block = Int((k >> 24) & 0xfffff)
-                let alignment = Int(k & 0xffffff) - 0x7fffff
-                for b in block - 1...block + 1 { spans[b, default: []].append((other, alignment)) }
-                related[r].insert(other)
-            }
-            guard !spans.isEmpty else { continue }
-            for l in print.landmarks {
-                // Shared when the other creative holds both its peaks at the alignment they share,
-                // whether or not it made a landmark of them.
-                let anchorBin = Int(l.hash >> 12), targetBin = anchorBin + Int((l.hash >> 6) & 0x3f) - 32
-                let targetFrame = l.frame + Int(l.hash & 0x3f)
-                let isShared = (spans[l.frame / Self.sharedBlockFrames] ?? []).contains { span in
-                    peakSets[Int(span.other)].holds(frame: l.frame - span.alignment, bin: anchorBin)
-                        && peakSets[Int(span.other)].holds(frame: targetFrame - span.alignment, bin: targetBin)
-                }
-                // Its own entry lies among its hash's few (a common hash has none).
-                if isShared, let i = (Int(starts[Int(l.hash)])..<Int(starts[Int(l.hash) + 1]))
-                    .first(where: { refs[$0] == Int32(r) && frames[$0] == Int32(l.frame) }), keep[i] {
-                    keep[i] = false
-                    shared += 1
-                }
-            }
+        var found = [SharedSoundSearch.Found](repeating: SharedSoundSearch.Found(), count: prints.count)
+        if prints.count > 1 {
+            let longest = prints.map { $0.landmarks.last?.frame ?? 0 }.max() ?? 0
+            let workers = min(prints.count, 4, max(1, ProcessInfo.processInfo.activeProcessorCount))
+            refs.withUnsafeBufferPointer { refs in frames.withUnsafeBufferPointer { frames in starts.withUnsafeBufferPointer { starts in
+                peakSets.withUnsafeBufferPointer { peakSets in found.withUnsafeMutableBufferPointer { found in
+                    let table = SharedSoundSearch.Table(refs: refs, frames: frames, starts: starts, peakSets: peakSets)
+                    nonisolated(unsafe) let found = found
+                    DispatchQueue.concurrentPerform(iterations: workers) { w in
+                        var search = SharedSoundSearch(creatives: prints.count, longest: longest)
+                        for r in stride(from: w, to: prints.count, by: workers) {
+                            found[r] = search.shared(by: Int32(r), prints[r].landmarks, in: table)
+                        }
+                    }
+                } }
+            } } }
         }
+        var keep = [Bool](repeating: true, count: kept)
+        var related = [Set<Int32>](repeating: [], count: prints.count)
+        for (r, f) in found.enumerated() {
+            related[r] = f.related
+            for i in f.entries { keep[i] = false }
+        }
+        let shared = found.reduce(0) { $0 + $1.entries.count }
         self.peakSets = peakSets
-        entryShared = keep.map { !$0 }
-        entryRef = refs
-        entryFrame = frames
+        entries = (0..<kept).map { i in UInt32(frames[i]) | UInt32(refs[i]) << 16 | (keep[i] ? 0 : 1 << 31) }
         bucketStart = starts
         sharedCount = shared
         // Sharing is mutual: B holds A's bed whenever A holds B's.
@@ -596,23 +574,13 @@ public final class SoundIndex: Sendable {
     /// Landmarks left out because their hash is everywhere (``commonHashLimit(entries:)``).
     public let commonCount: Int
 
-    private static func table(_ all: [(UInt32, Int32, Int32)]) -> ([Int32], [Int32], [Int32]) {
-        let buckets = 1 << Landmark.hashBits
-        var starts = [Int32](repeating: Int32(all.count), count: buckets + 1)
-        var i = all.count
-        for b in stride(from: buckets - 1, through: 0, by: -1) {
-            while i > 0 && Int(all[i - 1].0) >= b { i -= 1 }
-            starts[b] = Int32(i)
-        }
-        return (all.map(\.1), all.map(\.2), starts)
-    }
-
     /// Landmarks held.
-    public var count: Int { entryRef.count }
+    public var count: Int { entries.count }
 
     /// Landmarks held of one creative (its own, less what it shares).
     public func count(of reference: Int) -> Int {
-        zip(entryRef, entryShared).reduce(0) { $0 + ($1.0 == Int32(reference) && !$1.1 ? 1 : 0) }
+        // Its creative in the top 16 bits with the shared bit clear.
+        entries.reduce(0) { $0 + ($1 >> 16 == UInt32(reference) ? 1 : 0) }
     }
 
     /// Calls `body(reference, frame)` for every landmark with this hash.
@@ -622,7 +590,8 @@ public final class SoundIndex: Sendable {
         var i = Int(bucketStart[b])
         let end = Int(bucketStart[b + 1])
         while i < end {
-            body(entryRef[i], entryFrame[i], entryShared[i])
+            let e = entries[i]
+            body(Int32(e >> 16 & 0x7fff), Int32(e & 0xffff), e >> 31 != 0)
             i += 1
         }
     }
@@ -658,3 +627,4 @@ struct PeakSet: Sendable {
         return false
     }
 }
+

@@ -11,12 +11,31 @@ import HarkEngine
 /// campaigns it had. Value type; the ``Daemon`` keeps it behind a lock.
 struct CampaignsOnAir {
     private(set) var path: String?
-    private(set) var campaigns: [Campaign] = []
+    /// Every campaign of the file, by its payload and dates; their sound lives in `index`.
+    private(set) var campaigns: [Airing] = []
     private(set) var error: String?
     /// The day (UTC) ``search`` was chosen for.
     private(set) var day = ""
-    /// The on-air campaigns' payloads and sound, for the pipeline (nil: no catalogue, or none on air).
+    /// The campaigns on air that day, for the mark.
+    private(set) var payloadsOnAir: [WatermarkPayload] = []
+    /// The campaigns' sound for the pipeline, those off air set aside (nil: no catalogue, or
+    /// none on air).
     private(set) var search: AnalysisPipeline.SoundSearch?
+    /// Every campaign's sound, indexed once when the file is read: the readings themselves are
+    /// not kept (100 creatives' readings take about 18 MB decoded, their index about 11), and a
+    /// new day changes only which of the index's creatives are listened for.
+    private var index: SoundIndex?
+
+    /// A campaign's payload and dates.
+    struct Airing: Equatable {
+        var payload: WatermarkPayload
+        var from: String?
+        var until: String?
+
+        func isOnAir(on day: String) -> Bool {
+            Campaign.isOnAir(on: day, from: from, until: until)
+        }
+    }
 
     /// Reads `path` (nil: no catalogue) for `today`; returns a line for the log.
     mutating func load(_ path: String?, today: String = Campaign.today()) -> String? {
@@ -30,15 +49,20 @@ struct CampaignsOnAir {
             guard read.count <= WatermarkDetector.maxCatalogue else {
                 throw CatalogueError.damaged(path, "\(read.count) campaigns; harkd listens for at most \(WatermarkDetector.maxCatalogue)")
             }
-            (self.path, campaigns, error, day) = (path, read, nil, "")
+            (self.path, error, day) = (path, nil, "")
+            campaigns = read.map { Airing(payload: $0.payload, from: $0.from, until: $0.until) }
+            index = read.isEmpty ? nil : SoundIndex(prints: read.map(\.sound))
+            // The decoded readings and the index's scaffolding are freed when this returns, but
+            // glibc would keep them in its arenas.
+            HeapTrim.soon()
             choose(today: today)
-            return "catalogue \(path): \(read.count) campaign(s), \(search?.payloads.count ?? 0) on air today"
+            return "catalogue \(path): \(read.count) campaign(s), \(payloadsOnAir.count) on air today"
         } catch {
             self.error = "\(error)"
             if self.path != path || campaigns.isEmpty {
                 return "\(error); listening for \(campaigns.isEmpty ? "marks alone" : "the campaigns of \(self.path ?? "")")"
             }
-            return "\(error); still listening for the \(search?.payloads.count ?? 0) campaign(s) read before"
+            return "\(error); still listening for the \(payloadsOnAir.count) campaign(s) read before"
         }
     }
 
@@ -47,11 +71,14 @@ struct CampaignsOnAir {
     mutating func choose(today: String) -> Bool {
         guard today != day else { return false }
         day = today
-        let onAir = campaigns.filter { $0.isOnAir(on: today) }
-        let before = search?.payloads
+        let onAir = campaigns.indices.filter { campaigns[$0].isOnAir(on: today) }
+        let before = payloadsOnAir
+        payloadsOnAir = onAir.map { campaigns[$0].payload }
         // harkd's sessions need every confirmation (repeat interval 0), as for the mark.
-        search = onAir.isEmpty ? nil : AnalysisPipeline.SoundSearch(index: SoundIndex(prints: onAir.map(\.sound)),
-                                                                    payloads: onAir.map(\.payload), repeatInterval: 0)
-        return before != search?.payloads
+        search = onAir.isEmpty ? nil : index.map {
+            AnalysisPipeline.SoundSearch(index: $0, payloads: campaigns.map(\.payload),
+                                         offAir: Set(campaigns.indices).subtracting(onAir), repeatInterval: 0)
+        }
+        return before != payloadsOnAir
     }
 }

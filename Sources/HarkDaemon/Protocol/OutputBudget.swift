@@ -53,8 +53,9 @@ public final class OutputBudget: Sendable {
 
 /// Gives freed heap back to the system after clients leave: glibc keeps what it freed in its
 /// arenas, and the memory of a thousand clients that never read stayed the process's after they
-/// had gone (783 MB). A second after a client leaves, off the event loop; the clients that leave
-/// meanwhile are covered by the same trim, those that leave during it by the next.
+/// had gone (783 MB). A second after a client leaves (or a catalogue's index is built), off the
+/// event loop; the clients that leave meanwhile are covered by the same trim, those that leave
+/// during it by the next.
 enum HeapTrim {
     private static let pending = Atomic<Bool>(false)
     private typealias Trim = @convention(c) (Int) -> Int32

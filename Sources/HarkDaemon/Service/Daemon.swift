@@ -73,7 +73,7 @@ public final class Daemon: Service, Sendable {
     /// With a catalogue file, the mark is looked for among its campaigns on air (none on air:
     /// among none but the listed payloads, if any, else any payload).
     static func analysisSettings(_ c: DaemonConfiguration, _ onAir: CampaignsOnAir) -> AnalysisLoop.Settings {
-        AnalysisLoop.Settings(key: c.watermarkKey, profile: c.watermarkProfile, catalogue: onAir.search?.payloads ?? c.catalogue,
+        AnalysisLoop.Settings(key: c.watermarkKey, profile: c.watermarkProfile, catalogue: onAir.search == nil ? c.catalogue : onAir.payloadsOnAir,
                               sound: onAir.search, calibration: c.calibration, levelInterval: c.levelInterval,
                               reportInterval: c.reportInterval, device: c.capture.device)
     }
@@ -137,7 +137,7 @@ public final class Daemon: Service, Sendable {
                     let today = Campaign.today()
                     let (changed, onAir) = campaigns.withLock { c in (c.choose(today: today), c) }
                     if changed {
-                        logger.info("\(today): \(onAir.search?.payloads.count ?? 0) campaign(s) on air")
+                        logger.info("\(today): \(onAir.payloadsOnAir.count) campaign(s) on air")
                         analysis.update(Self.analysisSettings(configuration, onAir))
                     }
                 }
@@ -233,7 +233,7 @@ public final class Daemon: Service, Sendable {
         let onAir = campaigns.withLock { $0 }
         if let path = onAir.path ?? configuration.catalogueFile {
             status.catalogue = Messages.CatalogueStatus(path: path, campaigns: onAir.campaigns.count,
-                                                        onAir: onAir.search?.payloads.count ?? 0, error: onAir.error)
+                                                        onAir: onAir.payloadsOnAir.count, error: onAir.error)
         }
         return status
     }

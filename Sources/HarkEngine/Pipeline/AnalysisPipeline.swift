@@ -57,18 +57,23 @@ public final class AnalysisPipeline {
     /// one index (built once) and its payloads.
     public struct SoundSearch: Sendable, Equatable {
         public static func == (a: SoundSearch, b: SoundSearch) -> Bool {
-            a.index === b.index && a.payloads == b.payloads && a.repeatInterval == b.repeatInterval
+            a.index === b.index && a.payloads == b.payloads && a.offAir == b.offAir && a.repeatInterval == b.repeatInterval
         }
 
-        /// The creatives' landmarks; `payloads[i]` is the campaign of `index.prints[i]`.
+        /// The creatives' landmarks; `payloads[i]` is the campaign of the index's creative `i`.
         public var index: SoundIndex
         public var payloads: [WatermarkPayload]
+        /// Creatives the index holds but that are not listened for (campaigns off air that day):
+        /// harkd indexes a catalogue once and changes only this at midnight. Never reported.
+        public var offAir: Set<Int>
         public var repeatInterval: Double
 
-        public init(index: SoundIndex, payloads: [WatermarkPayload], repeatInterval: Double = WatermarkDetector.defaultRepeatInterval) {
-            precondition(index.prints.count == payloads.count, "a payload for each creative")
+        public init(index: SoundIndex, payloads: [WatermarkPayload], offAir: Set<Int> = [],
+                    repeatInterval: Double = WatermarkDetector.defaultRepeatInterval) {
+            precondition(index.creatives == payloads.count, "a payload for each creative")
             self.index = index
             self.payloads = payloads
+            self.offAir = offAir
             self.repeatInterval = repeatInterval
         }
     }
@@ -174,7 +179,7 @@ public final class AnalysisPipeline {
             }
         }
         if let listener, let search = settings.sound {
-            for m in listener.process(samples) {
+            for m in listener.process(samples) where !search.offAir.contains(m.reference) {
                 var d = WatermarkDetection(sound: m, payload: search.payloads[m.reference])
                 d.time += listenerOrigin
                 d.start += listenerOrigin
