@@ -44,6 +44,26 @@ public struct Campaign: Sendable, Equatable {
     }
 }
 
+/// A campaign's payload and dates, without its sound.
+public struct CampaignDates: Sendable, Equatable {
+    public var payload: WatermarkPayload
+    public var from: String?
+    public var until: String?
+
+    /// Whether `day` (`YYYY-MM-DD`) lies within the campaign's dates.
+    public func isOnAir(on day: String) -> Bool {
+        Campaign.isOnAir(on: day, from: from, until: until)
+    }
+}
+
+/// A catalogue read to listen with: every campaign's payload and dates, and the sound readings
+/// checked but still encoded, for an index that decodes one creative at a time
+/// (``SoundIndex/init(readings:)``). `readings` holds creative `i` of `campaigns[i]`.
+public struct ListeningCatalogue: Sendable {
+    public var campaigns: [CampaignDates]
+    public var readings: EncodedSoundReadings
+}
+
 /// Why a catalogue cannot be read or written. Each names the file.
 public enum CatalogueError: Error, Equatable, CustomStringConvertible {
     case noSuchFile(String)
@@ -112,13 +132,28 @@ public final class CampaignCatalogue {
 
     /// Every campaign of the catalogue at `path`, each checked whole.
     public static func read(_ path: String) throws(CatalogueError) -> [Campaign] {
+        try openForReading(path).campaigns()
+    }
+
+    private static func openForReading(_ path: String) throws(CatalogueError) -> CampaignCatalogue {
         guard FileManager.default.fileExists(atPath: path) else { throw .noSuchFile(path) }
         try checkHeader(path)
         let db: SQLiteDatabase
         do { db = try SQLiteDatabase(path: path, readOnly: true) } catch { throw .damaged(path, error.message) }
         let catalogue = CampaignCatalogue(path: path, db: db)
         try catalogue.checkSchema()
-        return try catalogue.campaigns()
+        return catalogue
+    }
+
+    /// The catalogue at `path` to listen with, each reading checked whole and kept encoded.
+    public static func readForListening(_ path: String) throws(CatalogueError) -> ListeningCatalogue {
+        let rows = try openForReading(path).rows()
+        do {
+            return ListeningCatalogue(campaigns: rows.map { CampaignDates(payload: $0.payload, from: $0.from, until: $0.until) },
+                                      readings: try EncodedSoundReadings(rows.map(\.sound)))
+        } catch {
+            throw .damaged(path, "campaign \(rows[error.index].payload.hex): \(error.reason)")
+        }
     }
 
     /// Adds a campaign, replacing one with the same payload.
@@ -144,22 +179,32 @@ public final class CampaignCatalogue {
 
     /// The campaigns, by payload.
     public func campaigns() throws(CatalogueError) -> [Campaign] {
+        var out: [Campaign] = []
+        for row in try rows() {
+            do {
+                out.append(Campaign(payload: row.payload, name: row.name, from: row.from, until: row.until, sound: try SoundPrint(bytes: row.sound)))
+            } catch {
+                throw .damaged(path, "campaign \(row.payload.hex): \(error)")
+            }
+        }
+        return out
+    }
+
+    /// The rows, by payload, each reading as the file holds it.
+    private func rows() throws(CatalogueError) -> [(payload: WatermarkPayload, name: String?, from: String?, until: String?, sound: [UInt8])] {
         let rows: [[SQLiteDatabase.Value]]
         do {
             rows = try db.query("SELECT payload, name, valid_from, valid_until, sound FROM campaign ORDER BY payload")
         } catch {
             throw .damaged(path, error.message)
         }
-        var out: [Campaign] = []
+        var out: [(payload: WatermarkPayload, name: String?, from: String?, until: String?, sound: [UInt8])] = []
         for row in rows {
             guard row.count == 5, case .integer(let p) = row[0], (0...Int64(UInt32.max)).contains(p), case .blob(let bytes) = row[4] else {
                 throw .damaged(path, "a campaign row is not what this version writes")
             }
             func text(_ v: SQLiteDatabase.Value) -> String? { if case .text(let t) = v { return t } else { return nil } }
-            let payload = WatermarkPayload(UInt32(p))
-            let sound: SoundPrint
-            do { sound = try SoundPrint(bytes: bytes) } catch { throw .damaged(path, "campaign \(payload.hex): \(error)") }
-            out.append(Campaign(payload: payload, name: text(row[1]), from: text(row[2]), until: text(row[3]), sound: sound))
+            out.append((WatermarkPayload(UInt32(p)), text(row[1]), text(row[2]), text(row[3]), bytes))
         }
         return out
     }

@@ -97,9 +97,13 @@ import Testing
         try c.add(Campaign(payload: WatermarkPayload(0xa1), sound: try print(5)))
         try c.add(Campaign(payload: WatermarkPayload(0xa2), sound: try print(6)))
         #expect(try CampaignCatalogue.read(path).map(\.payload) == [WatermarkPayload(0xa1), WatermarkPayload(0xa2)])
+        #expect(try CampaignCatalogue.readForListening(path).campaigns.map(\.payload) == [WatermarkPayload(0xa1), WatermarkPayload(0xa2)])
         try sql(path, "update campaign set sound = substr(sound, 1, length(sound) - 3) where payload = 162")
-        let error = #expect(throws: CatalogueError.self) { try CampaignCatalogue.read(path) }
-        #expect(error?.description.hasPrefix("\(path): catalogue damaged (campaign 000000a2:") == true, "\(String(describing: error))")
+        // Whether read whole or to listen with (harkd's way: readings kept encoded).
+        for read in [{ _ = try CampaignCatalogue.read(path) }, { _ = try CampaignCatalogue.readForListening(path) }] as [() throws -> Void] {
+            let error = #expect(throws: CatalogueError.self) { try read() }
+            #expect(error?.description.hasPrefix("\(path): catalogue damaged (campaign 000000a2:") == true, "\(String(describing: error))")
+        }
     }
 
     private func setUserVersion(_ path: String, _ v: Int) throws {

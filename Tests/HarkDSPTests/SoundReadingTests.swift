@@ -244,6 +244,25 @@ import Testing
         #expect(try listen(index, b[...]).first?.reference == 1)
     }
 
+    @Test func anIndexOfEncodedReadingsIsTheIndexOfTheDecodedOnes() throws {
+        // harkd builds its index from the catalogue's bytes, one creative at a time: the same
+        // entries must be held and set aside as shared, the same creatives related.
+        let bed = song(31, rms: 0.05)
+        let prints = try [zip(bed, line(.flute, 32)).map(+), zip(bed, line(.piano, 33)).map(+), song(34)].map(reading)
+        #expect(prints.allSatisfy { SoundPrint.landmarks(inBytes: $0.bytes) == $0.landmarks })
+        let decoded = SoundIndex(prints: prints)
+        let encoded = SoundIndex(readings: try EncodedSoundReadings(prints.map(\.bytes)))
+        #expect(decoded.sharedCount > 0)
+        #expect(encoded.count == decoded.count && encoded.sharedCount == decoded.sharedCount && encoded.commonCount == decoded.commonCount)
+        #expect((0..<3).map(encoded.count(of:)) == (0..<3).map(decoded.count(of:)))
+        #expect(encoded.related == decoded.related && decoded.related[0] == [1])
+        // A damaged reading is refused when the readings are made, by its place.
+        var cut = prints[1].bytes
+        cut.removeLast(3)
+        let error = #expect(throws: EncodedSoundReadingsError.self) { try EncodedSoundReadings([prints[0].bytes, cut]) }
+        #expect(error?.index == 1)
+    }
+
     @Test func clockDriftOfAHundredAndFiftyPPMKeepsTheAlignment() throws {
         let creative = song(31)
         let index = SoundIndex(prints: [try reading(creative)])

@@ -37,10 +37,13 @@ struct SharedSoundSearch {
     /// The index being built, read by every worker and written by none: its entries (each
     /// hash's from `starts[hash]` to `starts[hash + 1]`) and every creative's peaks.
     struct Table: @unchecked Sendable {
-        let refs: UnsafeBufferPointer<Int32>
-        let frames: UnsafeBufferPointer<Int32>
+        /// As ``SoundIndex`` holds them: frame in the low 16 bits, creative in the next 15.
+        let entries: UnsafeBufferPointer<UInt32>
         let starts: UnsafeBufferPointer<Int32>
         let peakSets: UnsafeBufferPointer<PeakSet>
+
+        func creative(_ i: Int) -> Int32 { Int32(entries[i] >> 16 & 0x7fff) }
+        func frame(_ i: Int) -> Int32 { Int32(entries[i] & 0xffff) }
     }
 
     /// What one creative shares: the creatives it shares sound with, and its entries in the
@@ -54,7 +57,7 @@ struct SharedSoundSearch {
     /// creative holds too: both their peaks, at an alignment where the two share sound, whether
     /// or not the other made a landmark of them.
     mutating func shared(by r: Int32, _ landmarks: [Landmark], in table: Table) -> Found {
-        let spans = spans(of: r, landmarks, refs: table.refs, frames: table.frames, starts: table.starts)
+        let spans = spans(of: r, landmarks, in: table)
         guard !spans.isEmpty else { return Found() }
         var found = Found()
         for others in spans.values { for o in others { found.related.insert(o.other) } }
@@ -67,7 +70,7 @@ struct SharedSoundSearch {
         for l in landmarks {
             // Its own entry lies among its hash's few (a common hash has none).
             guard let i = (Int(table.starts[Int(l.hash)])..<Int(table.starts[Int(l.hash) + 1]))
-                .first(where: { table.refs[$0] == r && table.frames[$0] == Int32(l.frame) }),
+                .first(where: { table.creative($0) == r && table.frame($0) == Int32(l.frame) }),
                   let blockSpans = spans[l.frame / SoundIndex.sharedBlockFrames] else { continue }
             let anchorBin = Int(l.hash >> 12), targetBin = anchorBin + Int((l.hash >> 6) & 0x3f) - 32
             let targetFrame = l.frame + Int(l.hash & 0x3f)
@@ -89,18 +92,17 @@ struct SharedSoundSearch {
     }
 
     /// Per block of the creative `r` (whose landmarks are `landmarks`), the creatives that share
-    /// its sound there and at what alignment; the index's entries are `refs` and `frames`, each
-    /// hash's from `starts[hash]` to `starts[hash + 1]`.
-    private mutating func spans(of r: Int32, _ landmarks: [Landmark], refs: UnsafeBufferPointer<Int32>, frames: UnsafeBufferPointer<Int32>,
-                                starts: UnsafeBufferPointer<Int32>) -> [Int: [Span]] {
+    /// its sound there and at what alignment.
+    private mutating func spans(of r: Int32, _ landmarks: [Landmark], in table: Table) -> [Int: [Span]] {
+        let starts = table.starts
         let threshold = Int32(SoundIndex.sharedVotes)
         // Every hit once, in the order the landmarks come (the index's buckets lie anywhere in
         // memory, so each is read once), then grouped by the other creative.
         var count = 0
         for l in landmarks {
-            for i in Int(starts[Int(l.hash)])..<Int(starts[Int(l.hash) + 1]) where refs[i] != r {
+            for i in Int(starts[Int(l.hash)])..<Int(starts[Int(l.hash) + 1]) where table.creative(i) != r {
                 if count == hits.count { hits.append(Hit(other: 0, alignment: 0, frame: 0)) }
-                hits[count] = Hit(other: refs[i], alignment: Int32(l.frame) - frames[i], frame: Int32(l.frame))
+                hits[count] = Hit(other: table.creative(i), alignment: Int32(l.frame) - table.frame(i), frame: Int32(l.frame))
                 count += 1
             }
         }

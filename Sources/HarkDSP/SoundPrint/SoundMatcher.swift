@@ -470,7 +470,7 @@ public final class SoundIndex: Sendable {
     /// Creatives indexed.
     public let creatives: Int
     /// Per creative, its band envelopes: the index keeps these and its peaks (``peakSets``), not
-    /// the readings, whose landmarks take 16 bytes each in memory.
+    /// the readings.
     let envelopes: [SoundEnvelope]
     /// Entries sorted by hash, 4 bytes each: the landmark's frame in the low 16 bits, its
     /// creative in the next 15, and whether another creative holds it too in the top bit (then
@@ -497,65 +497,89 @@ public final class SoundIndex: Sendable {
     static let sharedBlockFrames = 64
 
     /// - Parameter prints: the creatives; index `i` in a ``SoundMatch`` is `prints[i]`.
+    public convenience init(prints: [SoundPrint]) {
+        self.init(readings: prints)
+    }
+
+    /// - Parameter readings: the creatives, read one at a time; index `i` in a ``SoundMatch``
+    ///   is creative `i`.
     ///
-    /// Built by counting, never by hashing or comparison sorts: a catalogue of 1 000 creatives
-    /// holds millions of landmarks, and each creative's search for the sound it shares looks up
-    /// tens of thousands of entries (docs/watermark.md, Cost).
-    public init(prints: [SoundPrint]) {
-        precondition(prints.count <= Self.maxCreatives, "at most \(Self.maxCreatives) creatives")
-        // A reading's frames are 16 bits (``SoundPrint/maxDuration``).
-        precondition(prints.allSatisfy { ($0.landmarks.last?.frame ?? 0) <= 0xffff }, "a reading longer than 17 minutes")
-        creatives = prints.count
-        envelopes = prints.map(\.envelope)
+    /// Built by counting, never by hashing or comparison sorts, in place: a catalogue of 1 000
+    /// creatives holds millions of landmarks, each creative's search for the sound it shares
+    /// looks up tens of thousands of entries, and harkd's memory while it loads a catalogue is
+    /// its memory at its peak (docs/watermark.md, Cost).
+    public init(readings: some SoundReadings) {
+        let n = readings.count
+        precondition(n <= Self.maxCreatives, "at most \(Self.maxCreatives) creatives")
+        creatives = n
         let buckets = 1 << Landmark.hashBits
-        var perHash = [Int32](repeating: 0, count: buckets)
-        for print in prints { for l in print.landmarks { perHash[Int(l.hash)] += 1 } }
-        let total = prints.reduce(0) { $0 + $1.landmarks.count }
-        let limit = Int32(Self.commonHashLimit(entries: total))
+        // Each hash's landmarks counted in `starts[hash + 1]`; each creative's peaks and envelope.
         var starts = [Int32](repeating: 0, count: buckets + 1)
-        for h in 0..<buckets { starts[h + 1] = starts[h] + (perHash[h] <= limit ? perHash[h] : 0) }
-        let kept = Int(starts[buckets])
+        var envelopes: [SoundEnvelope] = [], peakSets: [PeakSet] = []
+        var total = 0, longest = 0
+        for r in 0..<n {
+            let reading = readings.reading(r)
+            for l in reading.landmarks { starts[Int(l.hash) + 1] += 1 }
+            total += reading.landmarks.count
+            longest = max(longest, reading.landmarks.last?.frame ?? 0)
+            envelopes.append(reading.envelope)
+            peakSets.append(PeakSet(reading.peaks))
+        }
+        // A reading's frames are 16 bits (``SoundPrint/maxDuration``).
+        precondition(longest <= 0xffff, "a reading longer than 17 minutes")
+        self.envelopes = envelopes
+        // Where each hash's entries end, a common hash holding none.
+        let limit = Int32(Self.commonHashLimit(entries: total))
+        var common = [UInt64](repeating: 0, count: buckets / 64)
+        var end: Int32 = 0
+        for h in 0..<buckets {
+            if starts[h + 1] > limit {
+                common[h >> 6] |= 1 << UInt64(h & 63)
+            } else {
+                end += starts[h + 1]
+            }
+            starts[h + 1] = end
+        }
+        let kept = Int(end)
         commonCount = total - kept
-        // Each bucket's entries in creative and frame order; `perHash` becomes where each hash's
-        // next entry goes (-1: a common hash).
-        for h in 0..<buckets { perHash[h] = perHash[h] <= limit ? starts[h] : -1 }
-        var refs = [Int32](repeating: 0, count: kept), frames = [Int32](repeating: 0, count: kept)
-        for (r, print) in prints.enumerated() {
-            for l in print.landmarks where perHash[Int(l.hash)] >= 0 {
-                let i = Int(perHash[Int(l.hash)])
-                (refs[i], frames[i]) = (Int32(r), Int32(l.frame))
-                perHash[Int(l.hash)] += 1
+        // Filled from each bucket's end backwards, creatives and landmarks taken last first, so
+        // that each bucket's entries are in creative and frame order and `starts[hash + 1]` ends
+        // where the hash's entries begin; then moved down one place.
+        var entries = [UInt32](repeating: 0, count: kept)
+        for r in stride(from: n - 1, through: 0, by: -1) {
+            for l in readings.landmarks(r).reversed() where common[Int(l.hash) >> 6] & (1 << UInt64(l.hash & 63)) == 0 {
+                starts[Int(l.hash) + 1] -= 1
+                entries[Int(starts[Int(l.hash) + 1])] = UInt32(l.frame) | UInt32(r) << 16
             }
         }
-        // Drop what creatives share, each creative read against the others as a room would be:
+        for h in 0..<buckets { starts[h] = starts[h + 1] }
+        starts[buckets] = end
+        // Mark what creatives share, each creative read against the others as a room would be:
         // each independently of the others, so on every core (up to four).
-        let peakSets = prints.map { PeakSet($0.peaks) }
-        var found = [SharedSoundSearch.Found](repeating: SharedSoundSearch.Found(), count: prints.count)
-        if prints.count > 1 {
-            let longest = prints.map { $0.landmarks.last?.frame ?? 0 }.max() ?? 0
-            let workers = min(prints.count, 4, max(1, ProcessInfo.processInfo.activeProcessorCount))
-            refs.withUnsafeBufferPointer { refs in frames.withUnsafeBufferPointer { frames in starts.withUnsafeBufferPointer { starts in
+        var found = [SharedSoundSearch.Found](repeating: SharedSoundSearch.Found(), count: n)
+        if n > 1 {
+            let workers = min(n, 4, max(1, ProcessInfo.processInfo.activeProcessorCount)), longest = longest
+            entries.withUnsafeBufferPointer { entries in starts.withUnsafeBufferPointer { starts in
                 peakSets.withUnsafeBufferPointer { peakSets in found.withUnsafeMutableBufferPointer { found in
-                    let table = SharedSoundSearch.Table(refs: refs, frames: frames, starts: starts, peakSets: peakSets)
+                    let table = SharedSoundSearch.Table(entries: entries, starts: starts, peakSets: peakSets)
                     nonisolated(unsafe) let found = found
                     DispatchQueue.concurrentPerform(iterations: workers) { w in
-                        var search = SharedSoundSearch(creatives: prints.count, longest: longest)
-                        for r in stride(from: w, to: prints.count, by: workers) {
-                            found[r] = search.shared(by: Int32(r), prints[r].landmarks, in: table)
+                        var search = SharedSoundSearch(creatives: n, longest: longest)
+                        for r in stride(from: w, to: n, by: workers) {
+                            found[r] = search.shared(by: Int32(r), readings.landmarks(r), in: table)
                         }
                     }
                 } }
-            } } }
+            } }
         }
-        var keep = [Bool](repeating: true, count: kept)
-        var related = [Set<Int32>](repeating: [], count: prints.count)
+        var related = [Set<Int32>](repeating: [], count: n)
         for (r, f) in found.enumerated() {
             related[r] = f.related
-            for i in f.entries { keep[i] = false }
+            for i in f.entries { entries[i] |= 1 << 31 }
         }
         let shared = found.reduce(0) { $0 + $1.entries.count }
         self.peakSets = peakSets
-        entries = (0..<kept).map { i in UInt32(frames[i]) | UInt32(refs[i]) << 16 | (keep[i] ? 0 : 1 << 31) }
+        self.entries = entries
         bucketStart = starts
         sharedCount = shared
         // Sharing is mutual: B holds A's bed whenever A holds B's.

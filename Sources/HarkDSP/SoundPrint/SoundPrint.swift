@@ -170,6 +170,23 @@ public struct SoundPrint: Sendable, Equatable {
     }
 }
 
+extension SoundPrint {
+    /// The landmarks of bytes that ``init(bytes:)`` accepts, without the rest: what an index
+    /// reads of a creative more than once. Bytes it would refuse give what fits in them.
+    public static func landmarks(inBytes bytes: [UInt8]) -> [Landmark] {
+        guard bytes.count >= 12 else { return [] }
+        return bytes.withUnsafeBufferPointer { b in
+            func get(_ at: Int, _ n: Int) -> UInt32 {
+                var v: UInt32 = 0
+                for i in 0..<n { v |= UInt32(b[at + i]) << (8 * UInt32(i)) }
+                return v
+            }
+            let count = min(Int(get(8, 4)), (b.count - 12) / 5)
+            return (0..<count).map { i in Landmark(hash: get(12 + 5 * i, 3), frame: Int(get(15 + 5 * i, 2))) }
+        }
+    }
+}
+
 /// Streams mono samples into landmarks: ``SpectralPeakPicker`` then ``LandmarkPairer``.
 public final class SoundPrintReader {
     private let picker: SpectralPeakPicker

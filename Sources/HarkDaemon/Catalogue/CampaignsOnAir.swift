@@ -12,7 +12,7 @@ import HarkEngine
 struct CampaignsOnAir {
     private(set) var path: String?
     /// Every campaign of the file, by its payload and dates; their sound lives in `index`.
-    private(set) var campaigns: [Airing] = []
+    private(set) var campaigns: [CampaignDates] = []
     private(set) var error: String?
     /// The day (UTC) ``search`` was chosen for.
     private(set) var day = ""
@@ -22,20 +22,9 @@ struct CampaignsOnAir {
     /// none on air).
     private(set) var search: AnalysisPipeline.SoundSearch?
     /// Every campaign's sound, indexed once when the file is read: the readings themselves are
-    /// not kept (100 creatives' readings take about 18 MB decoded, their index about 11), and a
-    /// new day changes only which of the index's creatives are listened for.
+    /// not kept (100 creatives' readings take about 5 MB encoded and 18 MB decoded, their index
+    /// about 9), and a new day changes only which of the index's creatives are listened for.
     private var index: SoundIndex?
-
-    /// A campaign's payload and dates.
-    struct Airing: Equatable {
-        var payload: WatermarkPayload
-        var from: String?
-        var until: String?
-
-        func isOnAir(on day: String) -> Bool {
-            Campaign.isOnAir(on: day, from: from, until: until)
-        }
-    }
 
     /// Reads `path` (nil: no catalogue) for `today`; returns a line for the log.
     mutating func load(_ path: String?, today: String = Campaign.today()) -> String? {
@@ -45,18 +34,19 @@ struct CampaignsOnAir {
             return had.map { "catalogue \($0) no longer configured: listening for marks alone" }
         }
         do {
-            let read = try CampaignCatalogue.read(path)
-            guard read.count <= WatermarkDetector.maxCatalogue else {
-                throw CatalogueError.damaged(path, "\(read.count) campaigns; harkd listens for at most \(WatermarkDetector.maxCatalogue)")
+            let read = try CampaignCatalogue.readForListening(path)
+            guard read.campaigns.count <= WatermarkDetector.maxCatalogue else {
+                throw CatalogueError.damaged(path, "\(read.campaigns.count) campaigns; harkd listens for at most \(WatermarkDetector.maxCatalogue)")
             }
             (self.path, error, day) = (path, nil, "")
-            campaigns = read.map { Airing(payload: $0.payload, from: $0.from, until: $0.until) }
-            index = read.isEmpty ? nil : SoundIndex(prints: read.map(\.sound))
-            // The decoded readings and the index's scaffolding are freed when this returns, but
-            // glibc would keep them in its arenas.
+            campaigns = read.campaigns
+            // Decoded one creative at a time as the index is built.
+            index = read.campaigns.isEmpty ? nil : SoundIndex(readings: read.readings)
+            // The readings and the index's scaffolding are freed when this returns, but glibc
+            // would keep some of them in its arenas.
             HeapTrim.soon()
             choose(today: today)
-            return "catalogue \(path): \(read.count) campaign(s), \(payloadsOnAir.count) on air today"
+            return "catalogue \(path): \(read.campaigns.count) campaign(s), \(payloadsOnAir.count) on air today"
         } catch {
             self.error = "\(error)"
             if self.path != path || campaigns.isEmpty {
