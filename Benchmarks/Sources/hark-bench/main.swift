@@ -259,16 +259,16 @@ do {
                    duration: p.duration)
     } }
     row("SoundIndex of 1 000 creatives (built on load)", indexTime(thousand))
-    // A catalogue file of 1 000 loaded as harkd and `hark detect` load it: read, checked whole,
-    // decoded and indexed.
+    // A catalogue file of 1 000 loaded as harkd loads it: read, each reading checked, indexed
+    // one creative at a time.
     let cataloguePath = options.data + "/bench-catalogue-1000.sqlite"
     try? FileManager.default.removeItem(atPath: cataloguePath)
     let catalogue = try! CampaignCatalogue.openForWriting(cataloguePath)
     for (i, p) in thousand.enumerated() { try! catalogue.add(Campaign(payload: WatermarkPayload(UInt32(i)), sound: p)) }
     let loadStart = Date()
-    let loaded = try! CampaignCatalogue.read(cataloguePath)
+    let loaded = try! CampaignCatalogue.readForListening(cataloguePath)
     let readTime = Date().timeIntervalSince(loadStart)
-    _ = SoundIndex(prints: loaded.map(\.sound))
+    _ = SoundIndex(readings: loaded.readings)
     row("a catalogue of 1 000 loaded (read, checked, indexed)",
         String(format: "%6.3f s (of which read and checked %.3f s)", Date().timeIntervalSince(loadStart), readTime))
     try? FileManager.default.removeItem(atPath: cataloguePath)
