@@ -3,22 +3,19 @@
 /// ``SoundIndex/sharedBlockFrames`` where ``SoundIndex/sharedVotes`` of its landmarks around a
 /// block fall on the other at one alignment (±1 frame, ±1 block).
 ///
-/// Counted in flat arrays, by creative and then by alignment, because it runs for every pair of
-/// creatives when a catalogue is loaded: with a dictionary of (creative, alignment) an index of
-/// 1 000 creatives took 15.3 s to build. Each pair is read once, from the creative that comes
-/// first: a landmark of one that falls on the other's entry is the other's landmark falling on
-/// the first's, at the opposite alignment, so one reading gives both their votes
-/// (``votes(of:_:in:)``); the spans come from each creative's votes gathered
-/// (``spans(votes:)``), and then what it shares (``shared(by:_:spans:in:)``). One instance serves
-/// the creatives of one worker in turn; not thread-safe.
+/// Counted in flat arrays, by creative and then by alignment, because it runs for every creative
+/// against every other when a catalogue is loaded: with a dictionary of (creative, alignment)
+/// an index of 1 000 creatives took 15.3 s to build. One instance serves every creative of one
+/// index in turn; not thread-safe.
 struct SharedSoundSearch {
     /// Per other creative: its hits from the creative searched, and where they begin in `hit*`.
     private var perOther: [Int32]
     private var groupStart: [Int32]
     private var touched: [Int32] = []
-    private struct Hit { var other: Int32; var alignment: Int32; var frame: Int32; var otherFrame: Int32 }
+    private struct Hit { var other: Int32; var alignment: Int32; var frame: Int32 }
     private var hits: [Hit] = []
     private var grouped: [Hit] = []
+    private var voteKeys: [Int64] = []
     /// Hits per alignment (plus `offset`) of the group being read, and which are candidates.
     private var perAlignment: [Int32]
     private var candidate: [Bool]
@@ -57,9 +54,10 @@ struct SharedSoundSearch {
     }
 
     /// The landmarks of creative `r` (`landmarks`, in frame and hash order) that another
-    /// creative holds too: both their peaks, at an alignment where the two share sound (`spans`),
-    /// whether or not the other made a landmark of them.
-    static func shared(by r: Int32, _ landmarks: [Landmark], spans: [Int: [Span]], in table: Table) -> Found {
+    /// creative holds too: both their peaks, at an alignment where the two share sound, whether
+    /// or not the other made a landmark of them.
+    mutating func shared(by r: Int32, _ landmarks: [Landmark], in table: Table) -> Found {
+        let spans = spans(of: r, landmarks, in: table)
         guard !spans.isEmpty else { return Found() }
         var found = Found()
         for others in spans.values { for o in others { found.related.insert(o.other) } }
@@ -93,19 +91,18 @@ struct SharedSoundSearch {
         return found
     }
 
-    /// The votes that creative `r` (whose landmarks are `landmarks`) and each later creative give
-    /// one another, as keys (``key(_:_:_:)``): `own`, r's for the later ones; `mirrored`, each
-    /// later creative's for r.
-    mutating func votes(of r: Int32, _ landmarks: [Landmark], in table: Table) -> (own: [Int64], mirrored: [(creative: Int32, key: Int64)]) {
+    /// Per block of the creative `r` (whose landmarks are `landmarks`), the creatives that share
+    /// its sound there and at what alignment.
+    private mutating func spans(of r: Int32, _ landmarks: [Landmark], in table: Table) -> [Int: [Span]] {
         let starts = table.starts
         let threshold = Int32(SoundIndex.sharedVotes)
         // Every hit once, in the order the landmarks come (the index's buckets lie anywhere in
         // memory, so each is read once), then grouped by the other creative.
         var count = 0
         for l in landmarks {
-            for i in Int(starts[Int(l.hash)])..<Int(starts[Int(l.hash) + 1]) where table.creative(i) > r {
-                if count == hits.count { hits.append(Hit(other: 0, alignment: 0, frame: 0, otherFrame: 0)) }
-                hits[count] = Hit(other: table.creative(i), alignment: Int32(l.frame) - table.frame(i), frame: Int32(l.frame), otherFrame: table.frame(i))
+            for i in Int(starts[Int(l.hash)])..<Int(starts[Int(l.hash) + 1]) where table.creative(i) != r {
+                if count == hits.count { hits.append(Hit(other: 0, alignment: 0, frame: 0)) }
+                hits[count] = Hit(other: table.creative(i), alignment: Int32(l.frame) - table.frame(i), frame: Int32(l.frame))
                 count += 1
             }
         }
@@ -120,11 +117,8 @@ struct SharedSoundSearch {
             groupStart[Int(o)] = size
             size += perOther[Int(o)]
         }
-        guard size > 0 else {
-            reset()
-            return ([], [])
-        }
-        if grouped.count < Int(size) { grouped = [Hit](repeating: Hit(other: 0, alignment: 0, frame: 0, otherFrame: 0), count: Int(size)) }
+        guard size > 0 else { return reset([:]) }
+        if grouped.count < Int(size) { grouped = [Hit](repeating: Hit(other: 0, alignment: 0, frame: 0), count: Int(size)) }
         var fill = groupStart
         for j in 0..<count {
             let o = Int(hits[j].other)
@@ -135,7 +129,10 @@ struct SharedSoundSearch {
         // Within each group, the alignments with the threshold's hits (±1) are candidates, and only
         // the hits at or beside a candidate are counted by block: few pairs of creatives share an
         // alignment by more than chance.
-        var own: [Int64] = [], mirrored: [(creative: Int32, key: Int64)] = []
+        voteKeys.removeAll(keepingCapacity: true)
+        func key(_ other: Int32, _ alignment: Int, _ block: Int) -> Int64 {
+            Int64(other) << 44 | Int64(block & 0xfffff) << 24 | Int64(alignment + 0x7fffff)
+        }
         for o in touched where groupStart[Int(o)] >= 0 {
             let group = Int(groupStart[Int(o)])..<Int(groupStart[Int(o)] + perOther[Int(o)])
             for j in group { perAlignment[Int(grouped[j].alignment) + offset] += 1 }
@@ -151,9 +148,7 @@ struct SharedSoundSearch {
                 for j in group {
                     let x = Int(grouped[j].alignment) + offset
                     if candidate[x - 1] || candidate[x] || candidate[x + 1] {
-                        let h = grouped[j], block = SoundIndex.sharedBlockFrames
-                        own.append(Self.key(o, Int(h.alignment), Int(h.frame) / block))
-                        mirrored.append((o, Self.key(r, -Int(h.alignment), Int(h.otherFrame) / block)))
+                        voteKeys.append(key(o, Int(grouped[j].alignment), Int(grouped[j].frame) / SoundIndex.sharedBlockFrames))
                     }
                 }
             }
@@ -163,19 +158,6 @@ struct SharedSoundSearch {
                 candidate[x] = false
             }
         }
-        reset()
-        return (own, mirrored)
-    }
-
-    /// A vote's key: the other creative, the block of the creative voted for, the alignment.
-    static func key(_ other: Int32, _ alignment: Int, _ block: Int) -> Int64 {
-        Int64(other) << 44 | Int64(block & 0xfffff) << 24 | Int64(alignment + 0x7fffff)
-    }
-
-    /// Per block of a creative, the creatives that share its sound there and at what alignment,
-    /// from every vote it was given (its own and those mirrored to it).
-    static func spans(votes voteKeys: inout [Int64]) -> [Int: [Span]] {
-        let threshold = Int32(SoundIndex.sharedVotes)
         // The votes of each key: the keys sorted, and counted in runs.
         voteKeys.sort()
         var keys: [Int64] = [], counts: [Int32] = []
@@ -209,14 +191,15 @@ struct SharedSoundSearch {
             let other = Int32(truncatingIfNeeded: k >> 44), block = Int((k >> 24) & 0xfffff)
             spans[block, default: []].append((other, Int(k & 0xffffff) - 0x7fffff))
         }
-        return spans
+        return reset(spans)
     }
 
-    private mutating func reset() {
+    private mutating func reset(_ spans: [Int: [Span]]) -> [Int: [Span]] {
         for o in touched {
             perOther[Int(o)] = 0
             groupStart[Int(o)] = -1
         }
         touched.removeAll(keepingCapacity: true)
+        return spans
     }
 }

@@ -554,39 +554,22 @@ public final class SoundIndex: Sendable {
         }
         for h in 0..<buckets { starts[h] = starts[h + 1] }
         starts[buckets] = end
-        // Mark what creatives share, each creative read against the others as a room would be,
-        // on every core (up to four): first the votes each pair of creatives gives one another,
-        // read once for the pair; then, each creative's votes gathered, what it shares.
+        // Mark what creatives share, each creative read against the others as a room would be:
+        // each independently of the others, so on every core (up to four).
         var found = [SharedSoundSearch.Found](repeating: SharedSoundSearch.Found(), count: n)
         if n > 1 {
             let workers = min(n, 4, max(1, ProcessInfo.processInfo.activeProcessorCount)), longest = longest
-            var own = [[Int64]](repeating: [], count: n)
-            var mirrored = [[(creative: Int32, key: Int64)]](repeating: [], count: n)
             entries.withUnsafeBufferPointer { entries in starts.withUnsafeBufferPointer { starts in
-                peakSets.withUnsafeBufferPointer { peakSets in
+                peakSets.withUnsafeBufferPointer { peakSets in found.withUnsafeMutableBufferPointer { found in
                     let table = SharedSoundSearch.Table(entries: entries, starts: starts, peakSets: peakSets)
-                    own.withUnsafeMutableBufferPointer { own in mirrored.withUnsafeMutableBufferPointer { mirrored in
-                        nonisolated(unsafe) let (own, mirrored) = (own, mirrored)
-                        DispatchQueue.concurrentPerform(iterations: workers) { w in
-                            var search = SharedSoundSearch(creatives: n, longest: longest)
-                            for r in stride(from: w, to: n, by: workers) {
-                                (own[r], mirrored[r]) = search.votes(of: Int32(r), readings.landmarks(r), in: table)
-                            }
+                    nonisolated(unsafe) let found = found
+                    DispatchQueue.concurrentPerform(iterations: workers) { w in
+                        var search = SharedSoundSearch(creatives: n, longest: longest)
+                        for r in stride(from: w, to: n, by: workers) {
+                            found[r] = search.shared(by: Int32(r), readings.landmarks(r), in: table)
                         }
-                    } }
-                    for m in mirrored { for (c, k) in m { own[Int(c)].append(k) } }
-                    mirrored = []
-                    own.withUnsafeMutableBufferPointer { own in found.withUnsafeMutableBufferPointer { found in
-                        nonisolated(unsafe) let (own, found) = (own, found)
-                        DispatchQueue.concurrentPerform(iterations: workers) { w in
-                            for r in stride(from: w, to: n, by: workers) {
-                                let spans = SharedSoundSearch.spans(votes: &own[r])
-                                own[r] = []
-                                found[r] = SharedSoundSearch.shared(by: Int32(r), readings.landmarks(r), spans: spans, in: table)
-                            }
-                        }
-                    } }
-                }
+                    }
+                } }
             } }
         }
         var related = [Set<Int32>](repeating: [], count: n)
