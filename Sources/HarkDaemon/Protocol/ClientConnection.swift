@@ -19,7 +19,11 @@ public final class ClientConnection: Sendable {
     let limit: Int
     let channel: Channel
     private let budget: OutputBudget
-    private let state: Mutex<Outbox>
+    /// Behind a pthread mutex (``Locked``, as harkd's other shared state), not
+    /// `Synchronization.Mutex`: ThreadSanitizer reported the outbox, written under that lock by
+    /// the analysis thread and by the event loop, as a race (once, under load); it follows
+    /// pthread's locks, so its reports stay about the code.
+    private let state: Locked<Outbox>
     private let dropped = Atomic<Bool>(false)
     private let logger: Logger
 
@@ -48,7 +52,7 @@ public final class ClientConnection: Sendable {
         self.limit = limit
         self.budget = budget ?? OutputBudget(clients: 1)
         self.logger = logger
-        state = Mutex(Outbox())
+        state = Locked(Outbox())
     }
 
     /// Bytes this client holds unsent now.
