@@ -165,6 +165,26 @@ import Testing
         #expect(try heard(offAir: [0]).isEmpty)
     }
 
+    @Test func theSoundsMatcherIsHandedOverBeforeItsFramesRunOut() throws {
+        // A matcher's alignments are 32 bits (397 days of frames); the pipeline hands over to a
+        // new one after `restartAfter` (100 days; here 5 s), and what it names after that is in
+        // the pipeline's time, at the right place in the creative.
+        let rate = 16_000.0
+        var x = [Float](repeating: 0, count: Int(16 * rate))
+        x.withUnsafeMutableBufferPointer { var g = MusicGenerator(rms: 0.1, sampleRate: rate, seed: 5, style: .drawn(seed: 5)); g.render(into: $0) }
+        let print = try x.withUnsafeBufferPointer { try SoundPrint.read($0, sampleRate: rate) }
+        var s = AnalysisPipeline.Settings(sampleRate: rate)
+        s.meter = false
+        s.sound = AnalysisPipeline.SoundSearch(index: SoundIndex(prints: [print]), payloads: [WatermarkPayload(0x5)])
+        s.sound?.restartAfter = 5
+        let pipeline = try AnalysisPipeline(s)
+        let found = try detections(run(pipeline, x, block: 4096))
+        #expect(pipeline.soundRestarts == 3)
+        let late = found.filter { $0.time > 5.5 }
+        #expect(!late.isEmpty, "\(found)")
+        #expect(late.allSatisfy { abs(($0.creativeOffset ?? -1) - $0.time) < 0.1 && $0.windowStart >= 5 - 0.01 }, "\(late)")
+    }
+
     @Test func withoutACatalogueTheMarkAloneIsTheEvidence() throws {
         let rate = 48_000.0
         let x = try marked(seconds: 6, rate: rate, seed: 9, payload: WatermarkPayload(0xABC))

@@ -78,6 +78,11 @@ public final class SoundMatcher {
     /// Seconds of input read.
     public var time: Double { Double(inputCount) / sampleRate }
 
+    /// The longest a matcher should read, 100 days: an alignment (input frame − creative
+    /// frame) is kept in 32 bits, which 16 ms frames fill after 397 days. harkd listens for
+    /// longer than that; its pipeline hands over to a new matcher first.
+    public static let longestRun = 100 * 86_400.0
+
     /// Reads samples; returns the creatives named in them.
     public func process(_ samples: UnsafeBufferPointer<Float>) -> [SoundMatch] {
         inputCount += samples.count

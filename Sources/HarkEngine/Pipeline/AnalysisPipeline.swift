@@ -58,6 +58,7 @@ public final class AnalysisPipeline {
     public struct SoundSearch: Sendable, Equatable {
         public static func == (a: SoundSearch, b: SoundSearch) -> Bool {
             a.index === b.index && a.payloads == b.payloads && a.offAir == b.offAir && a.repeatInterval == b.repeatInterval
+                && a.restartAfter == b.restartAfter
         }
 
         /// The creatives' landmarks; `payloads[i]` is the campaign of the index's creative `i`.
@@ -67,6 +68,9 @@ public final class AnalysisPipeline {
         /// harkd indexes a catalogue once and changes only this at midnight. Never reported.
         public var offAir: Set<Int>
         public var repeatInterval: Double
+        /// Seconds of audio a matcher reads before a new one takes over
+        /// (``SoundMatcher/longestRun``; the handover forgets at most one window's evidence).
+        public var restartAfter = SoundMatcher.longestRun
 
         public init(index: SoundIndex, payloads: [WatermarkPayload], offAir: Set<Int> = [],
                     repeatInterval: Double = WatermarkDetector.defaultRepeatInterval) {
@@ -107,6 +111,8 @@ public final class AnalysisPipeline {
     private var detectorOrigin = 0.0
     private var listener: SoundMatcher?
     private var listenerOrigin = 0.0
+    /// Times the sound's matcher was replaced by a new one after ``SoundSearch/restartAfter``.
+    public private(set) var soundRestarts = 0
     /// Per campaign, when each witness last heard it (pipeline seconds), and its last reading.
     private var lastMark: [WatermarkPayload: (time: Double, score: Double, confidence: Double)] = [:]
     private var lastSound: [WatermarkPayload: (time: Double, votes: Int, offset: Double?)] = [:]
@@ -178,7 +184,13 @@ public final class AnalysisPipeline {
                 try emit(.detection(fuse(d)))
             }
         }
-        if let listener, let search = settings.sound {
+        if var listener, let search = settings.sound {
+            if listener.time >= search.restartAfter {
+                listener = try Self.makeListener(settings)!
+                self.listener = listener
+                listenerOrigin = time
+                soundRestarts += 1
+            }
             for m in listener.process(samples) where !search.offAir.contains(m.reference) {
                 var d = WatermarkDetection(sound: m, payload: search.payloads[m.reference])
                 d.time += listenerOrigin
