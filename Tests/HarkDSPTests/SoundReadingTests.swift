@@ -244,6 +244,18 @@ import Testing
         #expect(try listen(index, b[...]).first?.reference == 1)
     }
 
+    @Test func theCombinedThresholdRisesWithTheCatalogue() throws {
+        // 7.5 up to 100 creatives; 9.0 at 1 000, over the 7.7 that ten hours of unmarked audio
+        // reached against 999; and a matcher reads it off its own index.
+        #expect(SoundMatcher.combinedThreshold(creatives: 2) == 7.5 && SoundMatcher.combinedThreshold(creatives: 100) == 7.5)
+        #expect(abs(SoundMatcher.combinedThreshold(creatives: 1000) - 9.0) < 1e-9)
+        #expect(SoundMatcher.combinedThreshold(creatives: 4096) > 9.8)
+        let prints = (1...3).map { SoundPrint(landmarks: [Landmark(hash: UInt32($0), frame: 0)], duration: 1) }
+        #expect(try SoundMatcher(index: SoundIndex(prints: prints), sampleRate: Self.rate).combinedLimit == 7.5)
+        let many = (0..<1000).map { SoundPrint(landmarks: [Landmark(hash: UInt32($0), frame: 0)], duration: 1) }
+        #expect(abs(try SoundMatcher(index: SoundIndex(prints: many), sampleRate: Self.rate).combinedLimit - 9.0) < 1e-9)
+    }
+
     @Test func anIndexOfEncodedReadingsIsTheIndexOfTheDecodedOnes() throws {
         // harkd builds its index from the catalogue's bytes, one creative at a time: the same
         // entries must be held and set aside as shared, the same creatives related.

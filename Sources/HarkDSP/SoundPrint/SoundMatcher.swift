@@ -1,5 +1,6 @@
 import Dispatch
 import FoundationEssentials
+import Glibc
 
 /// A creative named by its own sound.
 public struct SoundMatch: Sendable, Equatable {
@@ -73,6 +74,7 @@ public final class SoundMatcher {
         self.window = window
         self.repeatInterval = repeatInterval
         windowFrames = Int((window / reader.frameSeconds).rounded())
+        combinedLimit = Self.combinedThreshold(creatives: index.creatives)
     }
 
     /// Seconds of input read.
@@ -369,8 +371,19 @@ public final class SoundMatcher {
     private var newestFrame = 0
 
     /// The peaks' and the envelopes' trimmed evidence together, (peaks + envelopes) / √2, that
-    /// names a candidate whatever its votes.
+    /// names a candidate whatever its votes, in a catalogue of up to 100 creatives.
     public static let combinedThreshold = 7.5
+
+    /// The same for an index of `creatives`: 1.5 more for every tenfold beyond 100. Ten hours of
+    /// unmarked audio reached 6.2 against 99 creatives and 7.7 against 999, over the 7.5 kept
+    /// for 100 (no campaign was named: a later check held it); 9.0 for 1 000 keeps the margin
+    /// that 100 have. Beyond 1 000 (harkd allows 4 096: 9.9) it is extrapolated, not measured.
+    public static func combinedThreshold(creatives: Int) -> Double {
+        combinedThreshold + 1.5 * max(0, Glibc.log10(Double(max(1, creatives)) / 100))
+    }
+
+    /// ``combinedThreshold(creatives:)`` for this matcher's index.
+    public let combinedLimit: Double
 
     /// The third way to be named: the input's band envelopes follow the creative's, their
     /// correlation (``envelopeEvidence(reference:alignment:)``'s `rho`) reaching this, at an
@@ -400,7 +413,7 @@ public final class SoundMatcher {
     /// sound, gives the calibration):
     /// - its votes, spread over more than a second of input, reach ``threshold``; or
     /// - its votes so spread, its peaks' trimmed evidence reaches ``peakThreshold``; or
-    /// - its peaks' and its envelopes' trimmed evidence together reach ``combinedThreshold``
+    /// - its peaks' and its envelopes' trimmed evidence together reach ``combinedLimit``
     ///   (a reading without envelopes, of the first format, has only the first two).
     private func heard(_ r: Int, _ b: (alignment: Int, votes: Int, runnerUp: Int)) -> Bool {
         if let v = verdicts[r], v.alignment == b.alignment,
@@ -421,7 +434,7 @@ public final class SoundMatcher {
             highestPeakEvidence = max(highestPeakEvidence, spread ? peaks : -.infinity)
             highestCombinedEvidence = max(highestCombinedEvidence, combined)
             if corroborated { highestFollowing = max(highestFollowing, envelopeReading.rho) }
-            heard = (spread && peaks >= Self.peakThreshold) || combined >= Self.combinedThreshold
+            heard = (spread && peaks >= Self.peakThreshold) || combined >= combinedLimit
                 || (corroborated && envelopeReading.rho >= Self.followThreshold)
         }
         verdicts[r] = (b.alignment, b.votes, newestFrame, heard)

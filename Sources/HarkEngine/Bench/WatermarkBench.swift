@@ -403,7 +403,7 @@ public enum WatermarkBench {
             if let size = u.soundSize {
                 s += String(cFormat: "Listening for %d creatives by their sound: %d named on the same audio; the most votes at one alignment %d (threshold %d, spread over more than a second); the most peak evidence %.1f (threshold %.1f), peaks and envelopes together %.1f (threshold %.1f).\n",
                             size, u.soundFalseDetections, u.soundHighestVotes, SoundMatcher.defaultThreshold,
-                            u.soundHighestEvidence, SoundMatcher.peakThreshold, u.soundHighestCombined, SoundMatcher.combinedThreshold)
+                            u.soundHighestEvidence, SoundMatcher.peakThreshold, u.soundHighestCombined, SoundMatcher.combinedThreshold(creatives: size))
                 s += String(cFormat: "Of the candidates with %d votes, %.1f times any other alignment's, and peak evidence %.0f, the envelopes followed a creative at most %.2f (threshold %.2f).\n",
                             SoundMatcher.followVotes, SoundMatcher.followUniqueness, SoundMatcher.followPeakEvidence, u.soundHighestFollowing, SoundMatcher.followThreshold)
             }
