@@ -132,22 +132,37 @@ public final class CampaignCatalogue {
 
     /// Every campaign of the catalogue at `path`, each checked whole.
     public static func read(_ path: String) throws(CatalogueError) -> [Campaign] {
-        try openForReading(path).campaigns()
+        switch openForReading(path) {
+        case .success(let catalogue): return try catalogue.campaigns()
+        case .failure(let error): throw error
+        }
     }
 
-    private static func openForReading(_ path: String) throws(CatalogueError) -> CampaignCatalogue {
-        guard FileManager.default.fileExists(atPath: path) else { throw .noSuchFile(path) }
-        try checkHeader(path)
-        let db: SQLiteDatabase
-        do { db = try SQLiteDatabase(path: path, readOnly: true) } catch { throw .damaged(path, error.message) }
-        let catalogue = CampaignCatalogue(path: path, db: db)
-        try catalogue.checkSchema()
-        return catalogue
+    /// A Result, not a typed throw: a static function that threw `CatalogueError` and returned
+    /// the catalogue crashed at its first throw (a missing file) in the debug build of the tests.
+    private static func openForReading(_ path: String) -> Result<CampaignCatalogue, CatalogueError> {
+        guard FileManager.default.fileExists(atPath: path) else { return .failure(.noSuchFile(path)) }
+        do {
+            try checkHeader(path)
+            let db: SQLiteDatabase
+            do { db = try SQLiteDatabase(path: path, readOnly: true) } catch { throw CatalogueError.damaged(path, error.message) }
+            let catalogue = CampaignCatalogue(path: path, db: db)
+            try catalogue.checkSchema()
+            return .success(catalogue)
+        } catch let error as CatalogueError {
+            return .failure(error)
+        } catch {
+            return .failure(.damaged(path, "\(error)"))
+        }
     }
 
     /// The catalogue at `path` to listen with, each reading checked whole and kept encoded.
     public static func readForListening(_ path: String) throws(CatalogueError) -> ListeningCatalogue {
-        let rows = try openForReading(path).rows()
+        let rows: [(payload: WatermarkPayload, name: String?, from: String?, until: String?, sound: [UInt8])]
+        switch openForReading(path) {
+        case .success(let catalogue): rows = try catalogue.rows()
+        case .failure(let error): throw error
+        }
         do {
             return ListeningCatalogue(campaigns: rows.map { CampaignDates(payload: $0.payload, from: $0.from, until: $0.until) },
                                       readings: try EncodedSoundReadings(rows.map(\.sound)))
