@@ -158,7 +158,7 @@ public final class CampaignCatalogue {
 
     /// The catalogue at `path` to listen with, each reading checked whole and kept encoded.
     public static func readForListening(_ path: String) throws(CatalogueError) -> ListeningCatalogue {
-        let rows: [(payload: WatermarkPayload, name: String?, from: String?, until: String?, sound: [UInt8])]
+        let rows: [Row]
         switch openForReading(path) {
         case .success(let catalogue): rows = try catalogue.rows()
         case .failure(let error): throw error
@@ -206,14 +206,17 @@ public final class CampaignCatalogue {
     }
 
     /// The rows, by payload, each reading as the file holds it.
-    private func rows() throws(CatalogueError) -> [(payload: WatermarkPayload, name: String?, from: String?, until: String?, sound: [UInt8])] {
+    /// A campaign row, its reading as the file holds it.
+    private typealias Row = (payload: WatermarkPayload, name: String?, from: String?, until: String?, sound: [UInt8])
+
+    private func rows() throws(CatalogueError) -> [Row] {
         let rows: [[SQLiteDatabase.Value]]
         do {
             rows = try db.query("SELECT payload, name, valid_from, valid_until, sound FROM campaign ORDER BY payload")
         } catch {
             throw .damaged(path, error.message)
         }
-        var out: [(payload: WatermarkPayload, name: String?, from: String?, until: String?, sound: [UInt8])] = []
+        var out: [Row] = []
         for row in rows {
             guard row.count == 5, case .integer(let p) = row[0], (0...Int64(UInt32.max)).contains(p), case .blob(let bytes) = row[4] else {
                 throw .damaged(path, "a campaign row is not what this version writes")

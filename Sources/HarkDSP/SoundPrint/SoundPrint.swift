@@ -161,7 +161,7 @@ public struct SoundPrint: Sendable, Equatable {
         }
         envelope = SoundEnvelope(levels: hasEnvelope ? Array(bytes[(envelopeAt + 4)...]) : [])
         duration = Double(get(4, 4)) / 1000
-        landmarks = (0..<count).map { i in Landmark(hash: get(12 + 5 * i, 3), frame: Int(get(15 + 5 * i, 2))) }
+        landmarks = Self.landmarks(inBytes: bytes)
         peaks = (0..<peakCount).map { i in SpectralPeak(frame: Int(get(peaksAt + 4 + 3 * i, 2)), bin: Int(bytes[peaksAt + 6 + 3 * i]), level: 0) }
         guard zip(landmarks, landmarks.dropFirst()).allSatisfy({ $0.frame <= $1.frame }),
               zip(peaks, peaks.dropFirst()).allSatisfy({ $0.frame <= $1.frame }) else {
