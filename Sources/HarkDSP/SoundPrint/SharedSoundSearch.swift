@@ -7,29 +7,61 @@
 /// against every other when a catalogue is loaded: with a dictionary of (creative, alignment)
 /// an index of 1 000 creatives took 15.3 s to build. One instance serves every creative of one
 /// index in turn; not thread-safe.
-struct SharedSoundSearch {
-    /// Per other creative: its hits from the creative searched, and where they begin in `hit*`.
-    private var perOther: [Int32]
-    private var groupStart: [Int32]
+final class SharedSoundSearch {
+    // Scratch memory that the search reuses for every creative, read and written through
+    // pointers: these loops are most of the time a catalogue takes to load, and an array's
+    // bounds, uniqueness and exclusivity checks were a third of it.
+    /// Per other creative: its hits from the creative searched, where they begin in `grouped`
+    /// (−1: too few to share anything), and the next free place there.
+    private let perOther: UnsafeMutableBufferPointer<Int32>
+    private let groupStart: UnsafeMutableBufferPointer<Int32>
+    private let fill: UnsafeMutableBufferPointer<Int32>
     private var touched: [Int32] = []
     private struct Hit { var other: Int32; var alignment: Int32; var frame: Int32 }
-    private var hits: [Hit] = []
-    private var grouped: [Hit] = []
+    private var hits = UnsafeMutableBufferPointer<Hit>(start: nil, count: 0)
+    private var grouped = UnsafeMutableBufferPointer<Hit>(start: nil, count: 0)
     private var voteKeys: [Int64] = []
     /// Hits per alignment (plus `offset`) of the group being read, and which are candidates.
-    private var perAlignment: [Int32]
-    private var candidate: [Bool]
+    private let perAlignment: UnsafeMutableBufferPointer<Int32>
+    private let candidate: UnsafeMutableBufferPointer<Bool>
     private let offset: Int
+    /// Per landmark of the creative searched: its hash's entries (`bucketStart` to
+    /// `bucketEnd`) and its own entry among them (−1: its hash is common and not indexed).
+    private var bucketStart = UnsafeMutableBufferPointer<Int32>(start: nil, count: 0)
+    private var bucketEnd = UnsafeMutableBufferPointer<Int32>(start: nil, count: 0)
+    private var ownEntry = UnsafeMutableBufferPointer<Int32>(start: nil, count: 0)
+    private var holdsAnchor: [UInt8] = []
 
     /// - Parameters:
     ///   - creatives: creatives in the index.
     ///   - longest: the latest landmark frame of any of them.
     init(creatives: Int, longest: Int) {
-        perOther = [Int32](repeating: 0, count: creatives)
-        groupStart = [Int32](repeating: -1, count: creatives)
+        perOther = .allocate(capacity: creatives)
+        perOther.initialize(repeating: 0)
+        groupStart = .allocate(capacity: creatives)
+        groupStart.initialize(repeating: -1)
+        fill = .allocate(capacity: creatives)
+        fill.initialize(repeating: -1)
         offset = longest + 2
-        perAlignment = [Int32](repeating: 0, count: 2 * longest + 5)
-        candidate = [Bool](repeating: false, count: 2 * longest + 5)
+        perAlignment = .allocate(capacity: 2 * longest + 5)
+        perAlignment.initialize(repeating: 0)
+        candidate = .allocate(capacity: 2 * longest + 5)
+        candidate.initialize(repeating: false)
+    }
+
+    deinit {
+        for b in [perOther, groupStart, fill, perAlignment, bucketStart, bucketEnd, ownEntry] { b.deallocate() }
+        candidate.deallocate()
+        hits.deallocate()
+        grouped.deallocate()
+    }
+
+    /// `buffer`, or a larger one in its place (its contents lost) when it holds fewer than `count`.
+    private static func grown<T>(_ buffer: inout UnsafeMutableBufferPointer<T>, to count: Int, _ value: T) {
+        guard buffer.count < count else { return }
+        buffer.deallocate()
+        buffer = .allocate(capacity: max(count, 2 * buffer.count))
+        buffer.initialize(repeating: value)
     }
 
     typealias Span = (other: Int32, alignment: Int)
@@ -56,34 +88,37 @@ struct SharedSoundSearch {
     /// The landmarks of creative `r` (`landmarks`, in frame and hash order) that another
     /// creative holds too: both their peaks, at an alignment where the two share sound, whether
     /// or not the other made a landmark of them.
-    mutating func shared(by r: Int32, _ landmarks: [Landmark], in table: Table) -> Found {
+    func shared(by r: Int32, _ landmarks: [Landmark], in table: Table) -> Found {
         let spans = spans(of: r, landmarks, in: table)
-        guard !spans.isEmpty else { return Found() }
         var found = Found()
-        for others in spans.values { for o in others { found.related.insert(o.other) } }
+        for block in spans { for o in block { found.related.insert(o.other) } }
+        guard !found.related.isEmpty else { return found }
         // Per span of the anchor's block, whether its creative holds the anchor (0: not yet read,
         // 1: it does, 2: it does not): a peak anchors up to ``SoundPrint/fanOut`` landmarks,
         // which lie side by side (landmarks are in frame and hash order, and a hash begins with
         // its anchor's bin).
         var anchor = (frame: -1, bin: -1)
-        var holdsAnchor: [UInt8] = []
-        for l in landmarks {
-            // Its own entry lies among its hash's few (a common hash has none), looked for once the
-            // landmark is found shared.
-            let bucket = Int(table.starts[Int(l.hash)])..<Int(table.starts[Int(l.hash) + 1])
-            guard !bucket.isEmpty, let blockSpans = spans[l.frame / SoundIndex.sharedBlockFrames] else { continue }
+        var holdsAnchor = self.holdsAnchor
+        self.holdsAnchor = []
+        defer { self.holdsAnchor = holdsAnchor }
+        let ownEntry = self.ownEntry
+        for (k, l) in landmarks.enumerated() {
+            let block = l.frame / SoundIndex.sharedBlockFrames
+            guard ownEntry[k] >= 0, !spans[block].isEmpty else { continue }
+            let blockSpans = spans[block]
             let anchorBin = Int(l.hash >> 12), targetBin = anchorBin + Int((l.hash >> 6) & 0x3f) - 32
             let targetFrame = l.frame + Int(l.hash & 0x3f)
             if anchor != (l.frame, anchorBin) {
                 anchor = (l.frame, anchorBin)
-                holdsAnchor = [UInt8](repeating: 0, count: blockSpans.count)
+                holdsAnchor.removeAll(keepingCapacity: true)
+                holdsAnchor.append(contentsOf: repeatElement(0, count: blockSpans.count))
             }
             for (j, span) in blockSpans.enumerated() {
                 if holdsAnchor[j] == 0 {
                     holdsAnchor[j] = table.peakSets[Int(span.other)].holds(frame: l.frame - span.alignment, bin: anchorBin) ? 1 : 2
                 }
                 if holdsAnchor[j] == 1 && table.peakSets[Int(span.other)].holds(frame: targetFrame - span.alignment, bin: targetBin) {
-                    if let i = bucket.first(where: { table.creative($0) == r && table.frame($0) == Int32(l.frame) }) { found.entries.append(i) }
+                    found.entries.append(Int(ownEntry[k]))
                     break
                 }
             }
@@ -93,67 +128,106 @@ struct SharedSoundSearch {
 
     /// Per block of the creative `r` (whose landmarks are `landmarks`), the creatives that share
     /// its sound there and at what alignment.
-    private mutating func spans(of r: Int32, _ landmarks: [Landmark], in table: Table) -> [Int: [Span]] {
-        let starts = table.starts
+    private func spans(of r: Int32, _ landmarks: [Landmark], in table: Table) -> [[Span]] {
+        let starts = table.starts, entries = table.entries
         let threshold = Int32(SoundIndex.sharedVotes)
-        // Every hit once, in the order the landmarks come (the index's buckets lie anywhere in
-        // memory, so each is read once), then grouped by the other creative.
+        // Every landmark's bucket is found before any is read: the table is megabytes and each
+        // lookup a cache miss, and loads that do not wait on one another overlap.
+        let n = landmarks.count
+        Self.grown(&bucketStart, to: n, 0)
+        Self.grown(&bucketEnd, to: n, 0)
+        Self.grown(&ownEntry, to: n, -1)
+        let (bucketStart, bucketEnd, ownEntry) = (self.bucketStart, self.bucketEnd, self.ownEntry)
+        var looked = 0
+        for (k, l) in landmarks.enumerated() {
+            bucketStart[k] = starts[Int(l.hash)]
+            bucketEnd[k] = starts[Int(l.hash) &+ 1]
+            looked &+= Int(bucketEnd[k] &- bucketStart[k])
+        }
+        // Every hit once, then grouped by the other creative.
+        Self.grown(&hits, to: looked, Hit(other: 0, alignment: 0, frame: 0))
+        let hits = self.hits
         var count = 0
-        for l in landmarks {
-            for i in Int(starts[Int(l.hash)])..<Int(starts[Int(l.hash) + 1]) where table.creative(i) != r {
-                if count == hits.count { hits.append(Hit(other: 0, alignment: 0, frame: 0)) }
-                hits[count] = Hit(other: table.creative(i), alignment: Int32(l.frame) - table.frame(i), frame: Int32(l.frame))
-                count += 1
+        for (k, l) in landmarks.enumerated() {
+            ownEntry[k] = -1
+            let frame = Int32(l.frame)
+            for i in Int(bucketStart[k])..<Int(bucketEnd[k]) {
+                let e = entries[i]
+                let other = Int32(e >> 16 & 0x7fff), otherFrame = Int32(e & 0xffff)
+                if other != r {
+                    hits[count] = Hit(other: other, alignment: frame &- otherFrame, frame: frame)
+                    count &+= 1
+                } else if otherFrame == frame && ownEntry[k] < 0 {
+                    ownEntry[k] = Int32(i)
+                }
             }
+        }
+        let (perOther, groupStart, fill) = (self.perOther, self.groupStart, self.fill)
+        var touched = self.touched
+        self.touched = []
+        defer {
+            for o in touched {
+                perOther[Int(o)] = 0
+                groupStart[Int(o)] = -1
+                fill[Int(o)] = -1
+            }
+            touched.removeAll(keepingCapacity: true)
+            self.touched = touched
         }
         for j in 0..<count {
             let o = Int(hits[j].other)
             if perOther[o] == 0 { touched.append(hits[j].other) }
-            perOther[o] += 1
+            perOther[o] &+= 1
         }
         // A creative with fewer hits than the threshold shares nothing.
         var size: Int32 = 0
         for o in touched where perOther[Int(o)] >= threshold {
             groupStart[Int(o)] = size
-            size += perOther[Int(o)]
+            fill[Int(o)] = size
+            size &+= perOther[Int(o)]
         }
-        guard size > 0 else { return reset([:]) }
-        if grouped.count < Int(size) { grouped = [Hit](repeating: Hit(other: 0, alignment: 0, frame: 0), count: Int(size)) }
-        var fill = groupStart
+        guard size > 0 else { return [] }
+        Self.grown(&grouped, to: Int(size), Hit(other: 0, alignment: 0, frame: 0))
+        let grouped = self.grouped
         for j in 0..<count {
             let o = Int(hits[j].other)
-            guard fill[o] >= 0 else { continue }
-            grouped[Int(fill[o])] = hits[j]
-            fill[o] += 1
+            let f = fill[o]
+            guard f >= 0 else { continue }
+            grouped[Int(f)] = hits[j]
+            fill[o] = f &+ 1
         }
         // Within each group, the alignments with the threshold's hits (±1) are candidates, and only
         // the hits at or beside a candidate are counted by block: few pairs of creatives share an
         // alignment by more than chance.
+        var voteKeys = self.voteKeys
+        self.voteKeys = []
         voteKeys.removeAll(keepingCapacity: true)
+        defer { self.voteKeys = voteKeys }
         func key(_ other: Int32, _ alignment: Int, _ block: Int) -> Int64 {
             Int64(other) << 44 | Int64(block & 0xfffff) << 24 | Int64(alignment + 0x7fffff)
         }
+        let (perAlignment, candidate, offset) = (self.perAlignment, self.candidate, self.offset)
         for o in touched where groupStart[Int(o)] >= 0 {
-            let group = Int(groupStart[Int(o)])..<Int(groupStart[Int(o)] + perOther[Int(o)])
-            for j in group { perAlignment[Int(grouped[j].alignment) + offset] += 1 }
+            let group = Int(groupStart[Int(o)])..<Int(groupStart[Int(o)] &+ perOther[Int(o)])
+            for j in group { perAlignment[Int(grouped[j].alignment) &+ offset] &+= 1 }
             var any = false
             for j in group {
-                let x = Int(grouped[j].alignment) + offset
-                if perAlignment[x - 1] + perAlignment[x] + perAlignment[x + 1] >= threshold {
+                let x = Int(grouped[j].alignment) &+ offset
+                if perAlignment[x &- 1] &+ perAlignment[x] &+ perAlignment[x &+ 1] >= threshold {
                     candidate[x] = true
                     any = true
                 }
             }
             if any {
                 for j in group {
-                    let x = Int(grouped[j].alignment) + offset
-                    if candidate[x - 1] || candidate[x] || candidate[x + 1] {
+                    let x = Int(grouped[j].alignment) &+ offset
+                    if candidate[x &- 1] || candidate[x] || candidate[x &+ 1] {
                         voteKeys.append(key(o, Int(grouped[j].alignment), Int(grouped[j].frame) / SoundIndex.sharedBlockFrames))
                     }
                 }
             }
             for j in group {
-                let x = Int(grouped[j].alignment) + offset
+                let x = Int(grouped[j].alignment) &+ offset
                 perAlignment[x] = 0
                 candidate[x] = false
             }
@@ -164,42 +238,31 @@ struct SharedSoundSearch {
         for k in voteKeys {
             if keys.last == k { counts[counts.count - 1] += 1 } else { keys.append(k); counts.append(1) }
         }
-        func votes(_ k: Int64) -> Int32 {
-            var (low, high) = (0, keys.count)
-            while low < high {
-                let mid = (low + high) / 2
-                if keys[mid] < k { low = mid + 1 } else { high = mid }
-            }
-            return low < keys.count && keys[low] == k ? counts[low] : 0
-        }
         // A block's votes count with its neighbours' (a shared phrase straddles blocks) and at the
-        // neighbouring alignments (a peak a frame off).
-        func total(_ k: Int64) -> Int32 {
-            var t: Int32 = 0
-            for db in [-1, 0, 1] as [Int64] { for da in [-1, 0, 1] as [Int64] { t += votes(k + db << 24 + da) } }
-            return t
-        }
-        // Each (other, alignment) once a block: neighbouring keys name the same span.
+        // neighbouring alignments (a peak a frame off): the keys from k + db·2²⁴ − 1 to
+        // k + db·2²⁴ + 1 for db = −1, 0, 1, found by one cursor per db, since they grow with k.
         var spanKeys: [Int64] = []
-        for k in keys where total(k) >= threshold {
+        var cursors = [0, 0, 0]
+        for k in keys {
+            var total: Int32 = 0
+            for c in 0..<3 {
+                let low = k + Int64(c - 1) << 24 - 1, high = low + 2
+                while cursors[c] < keys.count && keys[cursors[c]] < low { cursors[c] += 1 }
+                var j = cursors[c]
+                while j < keys.count && keys[j] <= high { total += counts[j]; j += 1 }
+            }
+            // Each (other, alignment) once a block: neighbouring keys name the same span.
+            guard total >= threshold else { continue }
             let block = (k >> 24) & 0xfffff
             for db in [-1, 0, 1] as [Int64] where block + db >= 0 { spanKeys.append(k + db << 24) }
         }
         spanKeys.sort()
-        var spans: [Int: [Span]] = [:]
+        var spans = [[Span]](repeating: [], count: (landmarks.last?.frame ?? 0) / SoundIndex.sharedBlockFrames + 1)
         for (n, k) in spanKeys.enumerated() where n == 0 || spanKeys[n - 1] != k {
             let other = Int32(truncatingIfNeeded: k >> 44), block = Int((k >> 24) & 0xfffff)
-            spans[block, default: []].append((other, Int(k & 0xffffff) - 0x7fffff))
+            // The block after the creative's last holds none of its landmarks.
+            if block < spans.count { spans[block].append((other, Int(k & 0xffffff) - 0x7fffff)) }
         }
-        return reset(spans)
-    }
-
-    private mutating func reset(_ spans: [Int: [Span]]) -> [Int: [Span]] {
-        for o in touched {
-            perOther[Int(o)] = 0
-            groupStart[Int(o)] = -1
-        }
-        touched.removeAll(keepingCapacity: true)
         return spans
     }
 }

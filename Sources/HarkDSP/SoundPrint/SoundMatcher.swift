@@ -582,7 +582,7 @@ public final class SoundIndex: Sendable {
                     let table = SharedSoundSearch.Table(entries: entries, starts: starts, peakSets: peakSets)
                     nonisolated(unsafe) let found = found
                     DispatchQueue.concurrentPerform(iterations: workers) { w in
-                        var search = SharedSoundSearch(creatives: n, longest: longest)
+                        let search = SharedSoundSearch(creatives: n, longest: longest)
                         for r in stride(from: w, to: n, by: workers) {
                             found[r] = search.shared(by: Int32(r), readings.landmarks(r), in: table)
                         }
@@ -663,10 +663,13 @@ struct PeakSet: Sendable {
     }
 
     func holds(frame: Int, bin: Int) -> Bool {
-        for f in frame - 1...frame + 1 where f >= 0 && f < frames {
-            for i in Int(starts[f])..<Int(starts[f + 1]) where abs(Int(bins[i]) - bin) <= 1 { return true }
+        // The three frames' bins lie side by side.
+        let first = min(max(frame - 1, 0), frames), last = min(max(frame + 2, 0), frames)
+        guard first < last else { return false }
+        return bins.withUnsafeBufferPointer { bins in
+            for i in Int(starts[first])..<Int(starts[last]) where abs(Int(bins[i]) &- bin) <= 1 { return true }
+            return false
         }
-        return false
     }
 }
 
