@@ -272,6 +272,31 @@ do {
     row("a catalogue of 1 000 loaded (read, checked, indexed)",
         String(format: "%6.3f s (of which read and checked %.3f s)", Date().timeIntervalSince(loadStart), readTime))
     try? FileManager.default.removeItem(atPath: cataloguePath)
+    // `hark detect` as a user runs it, on ten minutes of music none of the catalogue holds: with
+    // a catalogue file of the 100 songs (the mark for their payloads, the sound for the songs),
+    // and with the same payloads alone (the mark alone). CPU time of the process, the catalogue
+    // read and indexed included.
+    let music = options.data + "/music-10min-48k.wav"
+    if !FileManager.default.fileExists(atPath: music) {
+        let g = measure(options.hark, ["generate", "music", music, "--duration", "600", "--seed", "7"])
+        guard g.status == 0 else { print("generating \(music) failed"); exit(1) }
+    }
+    let hundredPath = options.data + "/bench-catalogue-100.sqlite"
+    try? FileManager.default.removeItem(atPath: hundredPath)
+    let hundred = try! CampaignCatalogue.openForWriting(hundredPath)
+    for (i, p) in prints.enumerated() { try! hundred.add(Campaign(payload: WatermarkPayload(UInt32(0x5e00_0000 + i)), sound: p)) }
+    let payloads = (0..<prints.count).map { String(format: "%08x", 0x5e00_0000 + $0) }.joined(separator: ",")
+    // Exit status 2: nothing found, as on unmarked music it should be.
+    let withSound = measure(options.hark, ["detect", music, "--catalogue", hundredPath])
+    let markAlone = measure(options.hark, ["detect", music, "--catalogue", payloads])
+    try? FileManager.default.removeItem(atPath: hundredPath)
+    guard withSound.status >> 8 == 2, markAlone.status >> 8 == 2 else {
+        print("hark detect: exit status \(withSound.status >> 8) and \(markAlone.status >> 8), expected 2 (nothing found)")
+        exit(1)
+    }
+    row("hark detect, 10 min of music, a catalogue of 100 (mark and sound)",
+        String(format: "%6.0f× real time (CPU %.2f s); the same 100 payloads, mark alone: %.0f× (CPU %.2f s)",
+               600 / withSound.cpu, withSound.cpu, 600 / markAlone.cpu, markAlone.cpu))
     // Listening at the capture rate: the 48 kHz master of the first creative among 100.
     var g = MusicGenerator(rms: 0.1, sampleRate: rate, seed: 1, style: .drawn(seed: 1))
     var master = [Float](repeating: 0, count: Int(60 * rate))

@@ -30,7 +30,7 @@ final class SharedSoundSearch {
     private var bucketStart = UnsafeMutableBufferPointer<Int32>(start: nil, count: 0)
     private var bucketEnd = UnsafeMutableBufferPointer<Int32>(start: nil, count: 0)
     private var ownEntry = UnsafeMutableBufferPointer<Int32>(start: nil, count: 0)
-    private var holdsAnchor: [UInt8] = []
+    private var holdsAnchor = UnsafeMutableBufferPointer<UInt8>(start: nil, count: 0)
 
     /// - Parameters:
     ///   - creatives: creatives in the index.
@@ -52,6 +52,7 @@ final class SharedSoundSearch {
     deinit {
         for b in [perOther, groupStart, fill, perAlignment, bucketStart, bucketEnd, ownEntry] { b.deallocate() }
         candidate.deallocate()
+        holdsAnchor.deallocate()
         hits.deallocate()
         grouped.deallocate()
     }
@@ -98,10 +99,8 @@ final class SharedSoundSearch {
         // which lie side by side (landmarks are in frame and hash order, and a hash begins with
         // its anchor's bin).
         var anchor = (frame: -1, bin: -1)
-        var holdsAnchor = self.holdsAnchor
-        self.holdsAnchor = []
-        defer { self.holdsAnchor = holdsAnchor }
-        let ownEntry = self.ownEntry
+        Self.grown(&holdsAnchor, to: spans.reduce(0) { max($0, $1.count) }, 0)
+        let (holdsAnchor, ownEntry) = (self.holdsAnchor, self.ownEntry)
         for (k, l) in landmarks.enumerated() {
             let block = l.frame / SoundIndex.sharedBlockFrames
             guard ownEntry[k] >= 0, !spans[block].isEmpty else { continue }
@@ -110,8 +109,7 @@ final class SharedSoundSearch {
             let targetFrame = l.frame + Int(l.hash & 0x3f)
             if anchor != (l.frame, anchorBin) {
                 anchor = (l.frame, anchorBin)
-                holdsAnchor.removeAll(keepingCapacity: true)
-                holdsAnchor.append(contentsOf: repeatElement(0, count: blockSpans.count))
+                UnsafeMutableBufferPointer(rebasing: holdsAnchor[..<blockSpans.count]).update(repeating: 0)
             }
             for (j, span) in blockSpans.enumerated() {
                 if holdsAnchor[j] == 0 {

@@ -42,10 +42,9 @@ public final class SoundMatcher {
     private let windowFrames: Int
 
     private struct Vote { var frame: Int; var key: Int64; var counted: Bool; var countedAll: Bool }
-    private struct AnchorVote: Hashable { var key: Int64; var frame: Int }
     /// The (alignment, input anchor frame) pairs that have voted, unshared and all.
-    private var seen = Set<AnchorVote>()
-    private var seenAll = Set<AnchorVote>()
+    private var seen = AnchorVoteSet()
+    private var seenAll = AnchorVoteSet()
     private var votes: [Vote] = []
     private var votesHead = 0
     private var counts: [Int64: Int32] = [:]
@@ -109,13 +108,13 @@ public final class SoundMatcher {
     private func vote(_ l: Landmark) {
         index.entries(for: l.hash) { reference, frame, shared in
             let k = key(reference, l.frame - Int(frame))
-            let id = AnchorVote(key: k, frame: l.frame)
-            let counted = !shared && seen.insert(id).inserted
+            let id = AnchorVoteSet.vote(creative: reference, creativeFrame: Int(frame), inputFrame: l.frame)
+            let counted = !shared && seen.insert(id)
             if counted {
                 counts[k, default: 0] += 1
                 touched.append(k)
             }
-            let countedAll = seenAll.insert(id).inserted
+            let countedAll = seenAll.insert(id)
             if countedAll { allCounts[k, default: 0] += 1 }
             if counted || countedAll { votes.append(Vote(frame: l.frame, key: k, counted: counted, countedAll: countedAll)) }
         }
@@ -129,7 +128,8 @@ public final class SoundMatcher {
         }
         while votesHead < votes.count && votes[votesHead].frame < frame {
             let v = votes[votesHead]
-            let id = AnchorVote(key: v.key, frame: v.frame)
+            let id = AnchorVoteSet.vote(creative: Int32(truncatingIfNeeded: v.key >> 32),
+                                        creativeFrame: v.frame - Int(Int32(truncatingIfNeeded: v.key)), inputFrame: v.frame)
             if v.counted {
                 drop(v.key, from: &counts)
                 seen.remove(id)

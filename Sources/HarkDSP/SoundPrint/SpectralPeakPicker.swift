@@ -55,11 +55,13 @@ public final class SpectralPeakPicker {
     private let window: [Float]
     private let hop: Int
     private var pending: [Float] = []
-    /// Log spectra of the last 2·neighbourFrames+1 frames, ring-ordered by frame.
-    private var levels: [[Float]]
-    /// Per frame of the ring, the running maximum across ±neighbourBins and the running sum.
-    private var bandMax: [[Float]]
-    private var bandSum: [[Float]]
+    /// Log spectra of the last 2·neighbourFrames+1 frames, ring-ordered by frame: frame slot
+    /// `f`'s bins at `f · binCount`. Flat, and read through pointers: this runs for every frame
+    /// of every room, and nested arrays cost a uniqueness check a bin.
+    private var levels: [Float]
+    /// Per frame of the ring, the running maximum across ±neighbourBins and the running mean.
+    private var bandMax: [Float]
+    private var bandSum: [Float]
     private var framesDone = 0
     private var ringSize: Int { 2 * Self.neighbourFrames + 1 }
 
@@ -70,10 +72,9 @@ public final class SpectralPeakPicker {
         fft = try RealFFT(size: length)
         window = (0..<length).map { Float(0.5 - 0.5 * cos(2 * Double.pi * (Double($0) + 0.5) / Double(length))) }
         hop = Int((Self.hopDuration * sampleRate).rounded())
-        let empty = [Float](repeating: -200, count: Self.binCount)
-        levels = [[Float]](repeating: empty, count: 2 * Self.neighbourFrames + 1)
+        levels = [Float](repeating: -200, count: Self.binCount * (2 * Self.neighbourFrames + 1))
         bandMax = levels
-        bandSum = [[Float]](repeating: [Float](repeating: 0, count: Self.binCount), count: 2 * Self.neighbourFrames + 1)
+        bandSum = [Float](repeating: 0, count: levels.count)
     }
 
     /// Seconds between frames at this rate (the hop rounded to whole samples).
@@ -88,7 +89,8 @@ public final class SpectralPeakPicker {
         let n = fft.size
         while pending.count - start >= n {
             analyse(frameAt: start)
-            spectrum(levels[(framesDone - 1) % ringSize])
+            let slot = (framesDone - 1) % ringSize
+            spectrum(Array(levels[slot * Self.binCount..<(slot + 1) * Self.binCount]))
             start += hop
             pick(found: found)
         }
@@ -102,26 +104,29 @@ public final class SpectralPeakPicker {
         }
         fft.forward()
         let spectrum = fft.spectrum
-        let slot = framesDone % ringSize
+        let slot = framesDone % ringSize, count = Self.binCount
         // A floor 150 dB under a full-scale sine keeps digital silence finite.
         let floor = Float(fft.size * fft.size) * 1e-15
-        levels[slot].withUnsafeMutableBufferPointer { out in
-            for b in 0..<Self.binCount {
-                let k = Self.lowestBin + b
-                let v = k < spectrum.count ? spectrum[k] : .zero
-                out[b] = 10 * log10(v.x * v.x + v.y * v.y + floor)
+        levels.withUnsafeMutableBufferPointer { levels in bandMax.withUnsafeMutableBufferPointer { bandMax in
+            bandSum.withUnsafeMutableBufferPointer { bandSum in
+                let row = UnsafeMutableBufferPointer(rebasing: levels[slot * count..<(slot + 1) * count])
+                for b in 0..<count {
+                    let k = Self.lowestBin + b
+                    let v = k < spectrum.count ? spectrum[k] : .zero
+                    row[b] = 10 * log10(v.x * v.x + v.y * v.y + floor)
+                }
+                // Running max and mean across frequency, so the neighbourhood test costs a pass of
+                // the ring.
+                let w = Self.neighbourBins
+                for b in 0..<count {
+                    let lo = max(0, b - w), hi = min(count - 1, b + w)
+                    var m: Float = -.infinity, s: Float = 0
+                    for j in lo...hi { m = max(m, row[j]); s += row[j] }
+                    bandMax[slot * count + b] = m
+                    bandSum[slot * count + b] = s / Float(hi - lo + 1)
+                }
             }
-        }
-        // Running max and sum across frequency, so the neighbourhood test costs a pass of the ring.
-        let w = Self.neighbourBins
-        let row = levels[slot]
-        for b in 0..<Self.binCount {
-            let lo = max(0, b - w), hi = min(Self.binCount - 1, b + w)
-            var m: Float = -.infinity, s: Float = 0
-            for j in lo...hi { m = max(m, row[j]); s += row[j] }
-            bandMax[slot][b] = m
-            bandSum[slot][b] = s / Float(hi - lo + 1)
-        }
+        } }
         framesDone += 1
     }
 
@@ -129,23 +134,28 @@ public final class SpectralPeakPicker {
     private func pick(found: (SpectralPeak) -> Void) {
         guard framesDone >= ringSize else { return }
         let centreFrame = framesDone - 1 - Self.neighbourFrames
-        let centre = centreFrame % ringSize
-        let row = levels[centre]
-        for b in 0..<Self.binCount {
-            let v = row[b]
-            guard v >= bandMax[centre][b] else { continue }
-            var isPeak = true
-            var mean: Float = 0
-            for f in 0..<ringSize {
-                if bandMax[f][b] > v || (f != centre && bandMax[f][b] == v) { isPeak = false; break }
-                mean += bandSum[f][b]
+        let centre = centreFrame % ringSize, count = Self.binCount, ring = ringSize
+        levels.withUnsafeBufferPointer { levels in bandMax.withUnsafeBufferPointer { bandMax in
+            bandSum.withUnsafeBufferPointer { bandSum in
+                let row = UnsafeBufferPointer(rebasing: levels[centre * count..<(centre + 1) * count])
+                for b in 0..<count {
+                    let v = row[b]
+                    guard v >= bandMax[centre * count + b] else { continue }
+                    var isPeak = true
+                    var mean: Float = 0
+                    for f in 0..<ring {
+                        let m = bandMax[f * count + b]
+                        if m > v || (f != centre && m == v) { isPeak = false; break }
+                        mean += bandSum[f * count + b]
+                    }
+                    let prominence = v - mean / Float(ring)
+                    guard isPeak, prominence >= Self.prominence else { continue }
+                    // Ties within the frame: the lowest bin wins.
+                    if b > 0, row[b - 1] == v { continue }
+                    found(SpectralPeak(frame: centreFrame, bin: Self.lowestBin + b, level: v, prominence: prominence))
+                }
             }
-            let prominence = v - mean / Float(ringSize)
-            guard isPeak, prominence >= Self.prominence else { continue }
-            // Ties within the frame: the lowest bin wins.
-            if b > 0, row[b - 1] == v { continue }
-            found(SpectralPeak(frame: centreFrame, bin: Self.lowestBin + b, level: v, prominence: prominence))
-        }
+        } }
     }
 }
 
