@@ -2,6 +2,7 @@ import FoundationEssentials
 import Glibc
 import HarkDSP
 import HarkSpool
+import HarkSystem
 
 /// A campaign on air: the payload its mark carries, when it airs, and the reading of its
 /// creative's sound (never the audio).
@@ -56,12 +57,81 @@ public struct CampaignDates: Sendable, Equatable {
     }
 }
 
-/// A catalogue read to listen with: every campaign's payload and dates, and the sound readings
-/// checked but still encoded, for an index that decodes one creative at a time
-/// (``SoundIndex/init(readings:)``). `readings` holds creative `i` of `campaigns[i]`.
+/// A catalogue read to listen with: every campaign's payload and dates, and the readings of
+/// their sound, each checked whole when the file was read and read again from it, one creative
+/// at a time, as an index asks (``SoundIndex/init(readings:)``). `readings` holds creative `i`
+/// of `campaigns[i]`.
 public struct ListeningCatalogue: Sendable {
     public var campaigns: [CampaignDates]
-    public var readings: EncodedSoundReadings
+    public var readings: CatalogueSoundReadings
+}
+
+/// The sound readings of a catalogue file, read from it when asked and never held together:
+/// 100 creatives' readings are about 5 MB encoded, which harkd held beside the index it built
+/// from them, its peak of memory (docs/watermark.md, Cost).
+///
+/// Everything is read within one read transaction, from the file's check to the last reading,
+/// so a catalogue rewritten meanwhile is seen whole as it was. A read that fails after the
+/// check (the disk) gives an empty reading and is kept in ``failure``: an index built then is
+/// incomplete, and the catalogue must be refused. Safe to use from several threads: the file's
+/// connection is behind a lock.
+public final class CatalogueSoundReadings: SoundReadings, @unchecked Sendable {
+    private let db: SQLiteDatabase
+    private let path: String
+    private let payloads: [WatermarkPayload]
+    private let lock = PosixLock()
+    private var firstFailure: CatalogueError?
+
+    fileprivate init(db: SQLiteDatabase, path: String, payloads: [WatermarkPayload]) {
+        (self.db, self.path, self.payloads) = (db, path, payloads)
+    }
+
+    deinit { try? db.execute("COMMIT") }
+
+    public var count: Int { payloads.count }
+
+    /// The first reading that could not be read after the file was checked.
+    public var failure: CatalogueError? { lock.withLock { firstFailure } }
+
+    /// Creative `i`'s reading as the file holds it.
+    fileprivate func bytes(_ i: Int) throws(CatalogueError) -> [UInt8] {
+        let rows: [[SQLiteDatabase.Value]]
+        lock.lock()
+        defer { lock.unlock() }
+        do {
+            rows = try db.query("SELECT sound FROM campaign WHERE payload = ?", [.integer(Int64(payloads[i].value))])
+        } catch {
+            throw .damaged(path, error.message)
+        }
+        guard rows.count == 1, case .blob(let bytes) = rows[0].first else {
+            throw .damaged(path, "campaign \(payloads[i].hex): its reading is gone")
+        }
+        return bytes
+    }
+
+    private func fail(_ error: CatalogueError) {
+        lock.withLock { if firstFailure == nil { firstFailure = error } }
+    }
+
+    public func reading(_ i: Int) -> SoundPrint {
+        do {
+            return try SoundPrint(bytes: bytes(i))
+        } catch let error as CatalogueError {
+            fail(error)
+        } catch {
+            fail(.damaged(path, "campaign \(payloads[i].hex): \(error)"))
+        }
+        return SoundPrint(landmarks: [], duration: 0)
+    }
+
+    public func landmarks(_ i: Int) -> [Landmark] {
+        do {
+            return SoundPrint.landmarks(inBytes: try bytes(i))
+        } catch {
+            fail(error)
+            return []
+        }
+    }
 }
 
 /// Why a catalogue cannot be read or written. Each names the file.
@@ -156,19 +226,35 @@ public final class CampaignCatalogue {
         }
     }
 
-    /// The catalogue at `path` to listen with, each reading checked whole and kept encoded.
+    /// The catalogue at `path` to listen with: its campaigns, each reading checked whole, and
+    /// the readings to be read again from the file as an index asks.
     public static func readForListening(_ path: String) throws(CatalogueError) -> ListeningCatalogue {
-        let rows: [Row]
+        let catalogue: CampaignCatalogue
         switch openForReading(path) {
-        case .success(let catalogue): rows = try catalogue.rows()
+        case .success(let c): catalogue = c
         case .failure(let error): throw error
         }
+        do { try catalogue.db.execute("BEGIN") } catch { throw .damaged(path, error.message) }
+        let dates: [[SQLiteDatabase.Value]]
         do {
-            return ListeningCatalogue(campaigns: rows.map { CampaignDates(payload: $0.payload, from: $0.from, until: $0.until) },
-                                      readings: try EncodedSoundReadings(rows.map(\.sound)))
+            dates = try catalogue.db.query("SELECT payload, valid_from, valid_until FROM campaign ORDER BY payload")
         } catch {
-            throw .damaged(path, "campaign \(rows[error.index].payload.hex): \(error.reason)")
+            throw .damaged(path, error.message)
         }
+        var campaigns: [CampaignDates] = []
+        for row in dates {
+            guard row.count == 3, case .integer(let p) = row[0], (0...Int64(UInt32.max)).contains(p) else {
+                throw .damaged(path, "a campaign row is not what this version writes")
+            }
+            campaigns.append(CampaignDates(payload: WatermarkPayload(UInt32(p)), from: Self.text(row[1]), until: Self.text(row[2])))
+        }
+        let readings = CatalogueSoundReadings(db: catalogue.db, path: path, payloads: campaigns.map(\.payload))
+        // Each checked whole now, one at a time, so that a damaged one refuses the file by name.
+        for i in 0..<readings.count {
+            let bytes = try readings.bytes(i)
+            do { _ = try SoundPrint(bytes: bytes) } catch { throw .damaged(path, "campaign \(campaigns[i].payload.hex): \(error)") }
+        }
+        return ListeningCatalogue(campaigns: campaigns, readings: readings)
     }
 
     /// Adds a campaign, replacing one with the same payload.
@@ -221,11 +307,12 @@ public final class CampaignCatalogue {
             guard row.count == 5, case .integer(let p) = row[0], (0...Int64(UInt32.max)).contains(p), case .blob(let bytes) = row[4] else {
                 throw .damaged(path, "a campaign row is not what this version writes")
             }
-            func text(_ v: SQLiteDatabase.Value) -> String? { if case .text(let t) = v { return t } else { return nil } }
-            out.append((WatermarkPayload(UInt32(p)), text(row[1]), text(row[2]), text(row[3]), bytes))
+            out.append((WatermarkPayload(UInt32(p)), Self.text(row[1]), Self.text(row[2]), Self.text(row[3]), bytes))
         }
         return out
     }
+
+    private static func text(_ v: SQLiteDatabase.Value) -> String? { if case .text(let t) = v { return t } else { return nil } }
 
     /// Whether `bytes` begin as every SQLite database does (a catalogue, or some other program's).
     public static func hasSQLiteHeader<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {

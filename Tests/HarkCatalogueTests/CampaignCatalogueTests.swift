@@ -99,11 +99,47 @@ import Testing
         #expect(try CampaignCatalogue.read(path).map(\.payload) == [WatermarkPayload(0xa1), WatermarkPayload(0xa2)])
         #expect(try CampaignCatalogue.readForListening(path).campaigns.map(\.payload) == [WatermarkPayload(0xa1), WatermarkPayload(0xa2)])
         try sql(path, "update campaign set sound = substr(sound, 1, length(sound) - 3) where payload = 162")
-        // Whether read whole or to listen with (harkd's way: readings kept encoded).
+        // Whether read whole or to listen with (harkd's way: each reading read from the file in turn).
         for read in [{ _ = try CampaignCatalogue.read(path) }, { _ = try CampaignCatalogue.readForListening(path) }] as [() throws -> Void] {
             let error = #expect(throws: CatalogueError.self) { try read() }
             #expect(error?.description.hasPrefix("\(path): catalogue damaged (campaign 000000a2:") == true, "\(String(describing: error))")
         }
+    }
+
+    /// harkd's way: the readings read from the file as the index asks, one at a time. The index
+    /// is the one the decoded catalogue gives, and the file stays as it was read until the
+    /// readings are let go (a writer waits).
+    @Test func listeningReadsTheFileAsTheIndexAsks() throws {
+        let path = temporary.file("listen.hark")
+        do {
+            let c = try CampaignCatalogue.openForWriting(path)
+            for (i, seed) in [7, 8, 7].enumerated() {
+                // The third is the first again under another payload: sound the two share.
+                try c.add(Campaign(payload: WatermarkPayload(UInt32(0xb0 + i)), sound: try print(UInt64(seed))))
+            }
+        }
+        let decoded = SoundIndex(prints: try CampaignCatalogue.read(path).map(\.sound))
+        do {
+            let read = try CampaignCatalogue.readForListening(path)
+            let index = SoundIndex(readings: read.readings)
+            #expect(read.readings.failure == nil)
+            #expect(index.count == decoded.count && index.sharedCount == decoded.sharedCount && index.sharedCount > 0)
+            #expect((0..<3).map(index.count(of:)) == (0..<3).map(decoded.count(of:)))
+            #expect(!write(path, "delete from campaign where payload = 177"), "a writer changed the file while it was being read")
+        }
+        #expect(write(path, "delete from campaign where payload = 177"))
+        #expect(try CampaignCatalogue.readForListening(path).campaigns.map(\.payload) == [WatermarkPayload(0xb0), WatermarkPayload(0xb2)])
+    }
+
+    /// Whether another SQLite client, waiting at most 0.2 s for the file, could change it.
+    private func write(_ path: String, _ statement: String) -> Bool {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(path)', timeout=0.2); c.execute('\(statement)'); c.commit()"]
+        p.standardError = FileHandle.nullDevice
+        guard (try? p.run()) != nil else { return false }
+        p.waitUntilExit()
+        return p.terminationStatus == 0
     }
 
     private func setUserVersion(_ path: String, _ v: Int) throws {

@@ -15,34 +15,3 @@ extension Array: SoundReadings where Element == SoundPrint {
     public func reading(_ i: Int) -> SoundPrint { self[i] }
     public func landmarks(_ i: Int) -> [Landmark] { self[i].landmarks }
 }
-
-/// Readings kept in their bytes (``SoundPrint/bytes``) and decoded when the index asks.
-public struct EncodedSoundReadings: SoundReadings {
-    private let encoded: [[UInt8]]
-
-    /// Checks each reading whole, decoding it once; throws the first that is damaged, with its
-    /// position.
-    public init(_ encoded: [[UInt8]]) throws(EncodedSoundReadingsError) {
-        for (i, bytes) in encoded.enumerated() {
-            do { _ = try SoundPrint(bytes: bytes) } catch { throw EncodedSoundReadingsError(index: i, reason: "\(error)") }
-        }
-        self.encoded = encoded
-    }
-
-    public var count: Int { encoded.count }
-
-    // Checked when made, so decoding cannot fail here.
-    public func reading(_ i: Int) -> SoundPrint {
-        (try? SoundPrint(bytes: encoded[i])) ?? SoundPrint(landmarks: [], duration: 0)
-    }
-
-    public func landmarks(_ i: Int) -> [Landmark] {
-        SoundPrint.landmarks(inBytes: encoded[i])
-    }
-}
-
-/// A reading of ``EncodedSoundReadings`` that cannot be decoded: which, and why.
-public struct EncodedSoundReadingsError: Error, Equatable {
-    public var index: Int
-    public var reason: String
-}

@@ -34,19 +34,18 @@ struct CampaignsOnAir {
             return had.map { "catalogue \($0) no longer configured: listening for marks alone" }
         }
         do {
-            let read = try CampaignCatalogue.readForListening(path)
-            guard read.campaigns.count <= WatermarkDetector.maxCatalogue else {
-                throw CatalogueError.damaged(path, "\(read.campaigns.count) campaigns; harkd listens for at most \(WatermarkDetector.maxCatalogue)")
-            }
+            let (read, built) = try Self.index(path)
             (self.path, error, day) = (path, nil, "")
-            campaigns = read.campaigns
-            // Decoded one creative at a time as the index is built.
-            index = read.campaigns.isEmpty ? nil : SoundIndex(readings: read.readings)
-            // The readings and the index's scaffolding are freed when this returns, but glibc
-            // would keep some of them in its arenas.
+            campaigns = read
+            index = built
+            // What building the index freed (its scaffolding, the file's pages) goes back to the
+            // system before the pipeline that listens with it allocates its own: glibc keeps it
+            // in its arenas otherwise, and harkd's peak of memory was the two together. And again
+            // once that pipeline is started, for what starting it freed.
+            HeapTrim.now()
             HeapTrim.soon()
             choose(today: today)
-            return "catalogue \(path): \(read.campaigns.count) campaign(s), \(payloadsOnAir.count) on air today"
+            return "catalogue \(path): \(read.count) campaign(s), \(payloadsOnAir.count) on air today"
         } catch {
             self.error = "\(error)"
             if self.path != path || campaigns.isEmpty {
@@ -54,6 +53,19 @@ struct CampaignsOnAir {
             }
             return "\(error); still listening for the \(payloadsOnAir.count) campaign(s) read before"
         }
+    }
+
+    /// The campaigns of the catalogue at `path` and the index of their sound (nil: none), the
+    /// file closed when this returns.
+    private static func index(_ path: String) throws -> ([CampaignDates], SoundIndex?) {
+        let read = try CampaignCatalogue.readForListening(path)
+        guard read.campaigns.count <= WatermarkDetector.maxCatalogue else {
+            throw CatalogueError.damaged(path, "\(read.campaigns.count) campaigns; harkd listens for at most \(WatermarkDetector.maxCatalogue)")
+        }
+        // Read from the file one creative at a time as the index is built.
+        let index = read.campaigns.isEmpty ? nil : SoundIndex(readings: read.readings)
+        if let failure = read.readings.failure { throw failure }
+        return (read.campaigns, index)
     }
 
     /// Picks the campaigns on air on `today`; returns whether that changed what is listened for.

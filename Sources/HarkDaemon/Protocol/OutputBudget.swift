@@ -53,13 +53,18 @@ public final class OutputBudget: Sendable {
 
 /// Gives freed heap back to the system after clients leave: glibc keeps what it freed in its
 /// arenas, and the memory of a thousand clients that never read stayed the process's after they
-/// had gone (783 MB). A second after a client leaves (or a catalogue's index is built), off the
-/// event loop; the clients that leave meanwhile are covered by the same trim, those that leave
-/// during it by the next.
+/// had gone (783 MB). A second after a client leaves, off the event loop (the clients that leave
+/// meanwhile are covered by the same trim, those that leave during it by the next); at once when
+/// a catalogue's index is built.
 enum HeapTrim {
     private static let pending = Atomic<Bool>(false)
     private typealias Trim = @convention(c) (Int) -> Int32
     nonisolated(unsafe) private static let trim: Trim? = dlsym(nil, "malloc_trim").map { unsafeBitCast($0, to: Trim.self) }
+
+    /// At once, on the caller's thread (a few milliseconds for harkd's heap).
+    static func now() {
+        _ = trim?(0)
+    }
 
     static func soon() {
         guard let trim, !pending.exchange(true, ordering: .acquiringAndReleasing) else { return }

@@ -64,7 +64,9 @@ struct FormatVersionOption: ParsableArguments {
 /// `--catalogue` / `--catalogue-file`: the campaigns known to be on air, for the detecting commands.
 struct CatalogueOptions: ParsableArguments {
     @Option(help: ArgumentHelp("""
-        A campaign catalogue file (hark catalogue add): listen for its campaigns by mark and by         their creatives' sound. Or payloads (hex, comma-separated): report only those marks.         Either way the mark is heard at the lower threshold a short list allows (docs/watermark.md).
+        A campaign catalogue file (hark catalogue add): listen for its campaigns by mark and by \
+        their creatives' sound. Or payloads (hex, comma-separated): report only those marks. \
+        Either way the mark is heard at the lower threshold a short list allows (docs/watermark.md).
         """, valueName: "file|hex,…"), completion: .file())
     var catalogue: String?
 
