@@ -47,10 +47,10 @@ public final class SoundMatcher {
     private var seenAll = AnchorVoteSet()
     private var votes: [Vote] = []
     private var votesHead = 0
-    private var counts: [Int64: Int32] = [:]
+    private var counts: VoteCounts
     /// The same, shared entries' votes included: what a creative's audio gathers for each
     /// creative that shares sound with another.
-    private var allCounts: [Int64: Int32] = [:]
+    private var allCounts: VoteCounts
     private var inputCount = 0
     /// The input's peaks within the window, in frame order (from `roomHead`).
     private var roomPeaks: [SpectralPeak] = []
@@ -73,6 +73,8 @@ public final class SoundMatcher {
         self.window = window
         self.repeatInterval = repeatInterval
         windowFrames = Int((window / reader.frameSeconds).rounded())
+        counts = VoteCounts(creatives: index.creatives)
+        allCounts = counts
         combinedLimit = Self.combinedThreshold(creatives: index.creatives)
     }
 
@@ -100,7 +102,7 @@ public final class SoundMatcher {
         return settle()
     }
 
-    private func key(_ reference: Int32, _ alignment: Int) -> Int64 { Int64(reference) << 32 | Int64(UInt32(bitPattern: Int32(alignment))) }
+    private func key(_ reference: Int32, _ alignment: Int) -> Int64 { VoteCounts.key(reference, alignment) }
 
     /// A vote counts once per anchor frame of the input: the landmarks of one event (a chord's
     /// partials, a drum) all start at one frame, and an event that happens to match by itself
@@ -111,31 +113,26 @@ public final class SoundMatcher {
             let id = AnchorVoteSet.vote(creative: reference, creativeFrame: Int(frame), inputFrame: l.frame)
             let counted = !shared && seen.insert(id)
             if counted {
-                counts[k, default: 0] += 1
+                counts.add(k)
                 touched.append(k)
             }
             let countedAll = seenAll.insert(id)
-            if countedAll { allCounts[k, default: 0] += 1 }
+            if countedAll { allCounts.add(k) }
             if counted || countedAll { votes.append(Vote(frame: l.frame, key: k, counted: counted, countedAll: countedAll)) }
         }
     }
 
     private func forget(before frame: Int) {
-        func drop(_ k: Int64, from counts: inout [Int64: Int32]) {
-            if let c = counts[k] {
-                if c <= 1 { counts[k] = nil } else { counts[k] = c - 1 }
-            }
-        }
         while votesHead < votes.count && votes[votesHead].frame < frame {
             let v = votes[votesHead]
             let id = AnchorVoteSet.vote(creative: Int32(truncatingIfNeeded: v.key >> 32),
                                         creativeFrame: v.frame - Int(Int32(truncatingIfNeeded: v.key)), inputFrame: v.frame)
             if v.counted {
-                drop(v.key, from: &counts)
+                counts.remove(v.key)
                 seen.remove(id)
             }
             if v.countedAll {
-                drop(v.key, from: &allCounts)
+                allCounts.remove(v.key)
                 seenAll.remove(id)
             }
             votesHead += 1
@@ -173,28 +170,25 @@ public final class SoundMatcher {
         let counts = shared ? allCounts : counts
         // Only the creatives asked for: scoring a key costs three lookups, and on noise the
         // window holds thousands of keys with a vote or two.
-        let keys = creatives.map { c in counts.keys.filter { c.contains(Int($0 >> 32)) } } ?? Array(counts.keys)
-        // Ties go to the earlier alignment, so the answer does not depend on the order a
-        // dictionary happens to keep.
-        for k in keys {
-            let r = Int(k >> 32), s = score(k, counts), a = Int(Int32(truncatingIfNeeded: k))
-            if let b = best[r], s < b.votes || (s == b.votes && a >= b.alignment) { continue }
-            best[r] = (a, s, 0)
-        }
-        for k in keys {
-            let r = Int(k >> 32), a = Int(Int32(truncatingIfNeeded: k))
-            guard let b = best[r], abs(a - b.alignment) > 1 else { continue }
-            best[r]!.runnerUp = max(b.runnerUp, score(k, counts))
+        for r in creatives.map(Array.init) ?? counts.creativesWithVotes {
+            // Ties go to the earlier alignment, so the answer does not depend on the order a
+            // dictionary happens to keep.
+            let alignments = counts.alignments(of: r)
+            for a32 in alignments {
+                let a = Int(a32), s = counts.score(r, a)
+                if let b = best[r], s < b.votes || (s == b.votes && a >= b.alignment) { continue }
+                best[r] = (a, s, 0)
+            }
+            guard var b = best[r] else { continue }
+            for a32 in alignments where abs(Int(a32) - b.alignment) > 1 {
+                b.runnerUp = max(b.runnerUp, counts.score(r, Int(a32)))
+            }
+            best[r] = b
         }
         return best
     }
 
-    /// Votes at an alignment and its two neighbours (a peak may fall a frame either side).
-    private func score(_ k: Int64, _ counts: [Int64: Int32]) -> Int {
-        Int(counts[k - 1] ?? 0) + Int(counts[k] ?? 0) + Int(counts[k + 1] ?? 0)
-    }
-
-    private func score(_ k: Int64) -> Int { score(k, counts) }
+    private func score(_ k: Int64) -> Int { counts.score(k) }
 
     /// A creative that shares sound with others is named only when it has at least this many
     /// times the votes of each of them: what they share (a licensed song) votes for all of them
