@@ -244,6 +244,26 @@ import Testing
         #expect(try listen(index, b[...]).first?.reference == 1)
     }
 
+    @Test func aQuietVoiceOverASharedSongNamesItsCampaign() throws {
+        // The song louder than the line over it: in a window the line gathers fewer votes of its
+        // own than the song gives the other campaign, but the song votes for both, so the line
+        // on top of it still names its campaign; the song alone still names neither.
+        let bed = song(21, rms: 0.1)
+        let a = zip(bed, line(.flute, 22).map { $0 * 0.5 }).map(+), b = zip(bed, line(.piano, 23)).map(+)
+        let index = SoundIndex(prints: try [a, b].map(reading))
+        let window = Int(6 * Self.rate)
+        var named = 0
+        for start in stride(from: 0, to: a.count - window, by: window) {
+            let heard = try listen(index, a[start..<(start + window)])
+            #expect(heard.allSatisfy { $0.reference == 0 })
+            named += heard.isEmpty ? 0 : 1
+            #expect(try listen(index, bed[start..<(start + window)]).isEmpty)
+        }
+        // 2 of the 4 (where the line's own evidence passes); none while the creative's own votes
+        // alone faced the other's whole.
+        #expect(named >= 2, "named in \(named) of 4 windows of 6 s")
+    }
+
     @Test func theCombinedThresholdRisesWithTheCatalogue() throws {
         // 7.5 up to 100 creatives; 9.0 at 1 000, over the 7.7 that ten hours of unmarked audio
         // reached against 999; and a matcher reads it off its own index.

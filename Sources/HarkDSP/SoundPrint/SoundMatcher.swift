@@ -449,12 +449,16 @@ public final class SoundMatcher {
         where heard(r, b) {
             named[r] = b
         }
-        // Against a rival, its votes count whole: when only the bed they share is playing,
-        // the rival gathers as much as the creative (more, with none of its entries set aside).
+        // Against a rival, votes count whole on both sides, the shared entries' included: when
+        // only the bed they share is playing, each gathers what the other does; the creative's
+        // voice-over on top is what gives it twice the rival's. (Its own entries alone against
+        // the rival's whole asked its voice for twice the song's votes: 6 of the bed bench's 64
+        // clean windows went unnamed.)
         if named.keys.contains(where: { !index.related[$0].isEmpty }) {
             let rivals = bestAlignments(shared: true, of: Set(named.keys.flatMap { index.related[$0].map(Int.init) }))
             named = named.filter { r, b in
-                index.related[r].allSatisfy { Self.rivalRatio * (rivals[Int($0)]?.votes ?? 0) <= b.votes }
+                let whole = allCounts.score(r, b.alignment)
+                return index.related[r].allSatisfy { Self.rivalRatio * (rivals[Int($0)]?.votes ?? 0) <= whole }
             }
         }
         let now = time
