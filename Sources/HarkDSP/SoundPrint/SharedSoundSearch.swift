@@ -129,8 +129,8 @@ final class SharedSoundSearch {
     private func spans(of r: Int32, _ landmarks: [Landmark], in table: Table) -> [[Span]] {
         let starts = table.starts, entries = table.entries
         let threshold = Int32(SoundIndex.sharedVotes)
-        // Every landmark's bucket is found before any is read: the table is megabytes and each
-        // lookup a cache miss, and loads that do not wait on one another overlap.
+        // Each landmark's bucket, then each bucket's entries read once: every hit from another
+        // creative, and the landmark's own entry on the way (``shared(by:_:in:)`` marks it).
         let n = landmarks.count
         Self.grown(&bucketStart, to: n, 0)
         Self.grown(&bucketEnd, to: n, 0)
@@ -142,7 +142,7 @@ final class SharedSoundSearch {
             bucketEnd[k] = starts[Int(l.hash) &+ 1]
             looked &+= Int(bucketEnd[k] &- bucketStart[k])
         }
-        // Every hit once, then grouped by the other creative.
+        // The hits, then grouped by the other creative.
         Self.grown(&hits, to: looked, Hit(other: 0, alignment: 0, frame: 0))
         let hits = self.hits
         var count = 0
