@@ -291,10 +291,10 @@ public final class CampaignCatalogue {
         return out
     }
 
-    /// The rows, by payload, each reading as the file holds it.
     /// A campaign row, its reading as the file holds it.
     private typealias Row = (payload: WatermarkPayload, name: String?, from: String?, until: String?, sound: [UInt8])
 
+    /// The rows, by payload.
     private func rows() throws(CatalogueError) -> [Row] {
         let rows: [[SQLiteDatabase.Value]]
         do {

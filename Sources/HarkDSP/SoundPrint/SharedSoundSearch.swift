@@ -25,10 +25,8 @@ final class SharedSoundSearch {
     private let perAlignment: UnsafeMutableBufferPointer<Int32>
     private let candidate: UnsafeMutableBufferPointer<Bool>
     private let offset: Int
-    /// Per landmark of the creative searched: its hash's entries (`bucketStart` to
-    /// `bucketEnd`) and its own entry among them (−1: its hash is common and not indexed).
-    private var bucketStart = UnsafeMutableBufferPointer<Int32>(start: nil, count: 0)
-    private var bucketEnd = UnsafeMutableBufferPointer<Int32>(start: nil, count: 0)
+    /// Per landmark of the creative searched, its own entry in the table (−1: its hash is common
+    /// and not indexed).
     private var ownEntry = UnsafeMutableBufferPointer<Int32>(start: nil, count: 0)
     private var holdsAnchor = UnsafeMutableBufferPointer<UInt8>(start: nil, count: 0)
 
@@ -50,7 +48,7 @@ final class SharedSoundSearch {
     }
 
     deinit {
-        for b in [perOther, groupStart, fill, perAlignment, bucketStart, bucketEnd, ownEntry] { b.deallocate() }
+        for b in [perOther, groupStart, fill, perAlignment, ownEntry] { b.deallocate() }
         candidate.deallocate()
         holdsAnchor.deallocate()
         hits.deallocate()
@@ -77,6 +75,7 @@ final class SharedSoundSearch {
 
         func creative(_ i: Int) -> Int32 { Int32(entries[i] >> 16 & 0x7fff) }
         func frame(_ i: Int) -> Int32 { Int32(entries[i] & 0xffff) }
+        func bucket(_ hash: UInt32) -> Range<Int> { Int(starts[Int(hash)])..<Int(starts[Int(hash) &+ 1]) }
     }
 
     /// What one creative shares: the creatives it shares sound with, and its entries in the
@@ -127,31 +126,19 @@ final class SharedSoundSearch {
     /// Per block of the creative `r` (whose landmarks are `landmarks`), the creatives that share
     /// its sound there and at what alignment.
     private func spans(of r: Int32, _ landmarks: [Landmark], in table: Table) -> [[Span]] {
-        let starts = table.starts, entries = table.entries
         let threshold = Int32(SoundIndex.sharedVotes)
-        // Each landmark's bucket, then each bucket's entries read once: every hit from another
-        // creative, and the landmark's own entry on the way (``shared(by:_:in:)`` marks it).
-        let n = landmarks.count
-        Self.grown(&bucketStart, to: n, 0)
-        Self.grown(&bucketEnd, to: n, 0)
-        Self.grown(&ownEntry, to: n, -1)
-        let (bucketStart, bucketEnd, ownEntry) = (self.bucketStart, self.bucketEnd, self.ownEntry)
-        var looked = 0
-        for (k, l) in landmarks.enumerated() {
-            bucketStart[k] = starts[Int(l.hash)]
-            bucketEnd[k] = starts[Int(l.hash) &+ 1]
-            looked &+= Int(bucketEnd[k] &- bucketStart[k])
-        }
-        // The hits, then grouped by the other creative.
-        Self.grown(&hits, to: looked, Hit(other: 0, alignment: 0, frame: 0))
-        let hits = self.hits
+        // Each bucket's entries read once: every hit from another creative, and the landmark's
+        // own entry on the way (``shared(by:_:in:)`` marks it). The hits are written through a
+        // pointer, so they are counted first.
+        Self.grown(&ownEntry, to: landmarks.count, -1)
+        Self.grown(&hits, to: landmarks.reduce(0) { $0 + table.bucket($1.hash).count }, Hit(other: 0, alignment: 0, frame: 0))
+        let (hits, ownEntry) = (self.hits, self.ownEntry)
         var count = 0
         for (k, l) in landmarks.enumerated() {
             ownEntry[k] = -1
             let frame = Int32(l.frame)
-            for i in Int(bucketStart[k])..<Int(bucketEnd[k]) {
-                let e = entries[i]
-                let other = Int32(e >> 16 & 0x7fff), otherFrame = Int32(e & 0xffff)
+            for i in table.bucket(l.hash) {
+                let other = table.creative(i), otherFrame = table.frame(i)
                 if other != r {
                     hits[count] = Hit(other: other, alignment: frame &- otherFrame, frame: frame)
                     count &+= 1

@@ -35,7 +35,7 @@ public struct SoundEnvelope: Sendable, Equatable {
 
     /// Adds the band levels (dB) of one spectrum row of the picker (its bins from
     /// ``SpectralPeakPicker/lowestBin``, in dB), the mean of each band's bins' levels, to `sums`.
-    static func addBandLevels(_ row: [Float], to sums: inout [Float]) {
+    static func addBandLevels(_ row: UnsafeBufferPointer<Float>, to sums: inout [Float]) {
         for k in 0..<bands {
             let from = edges[k] - SpectralPeakPicker.lowestBin, to = edges[k + 1] - SpectralPeakPicker.lowestBin
             var sum: Float = 0
@@ -62,7 +62,7 @@ struct EnvelopeRows {
 
     /// Takes the next frame's spectrum row; returns a row of band levels when one is complete.
     /// (Called for every frame of the input: it sums in place.)
-    mutating func add(_ spectrum: [Float]) -> [Float]? {
+    mutating func add(_ spectrum: UnsafeBufferPointer<Float>) -> [Float]? {
         SoundEnvelope.addBandLevels(spectrum, to: &pending)
         count += 1
         guard count == SoundEnvelope.framesPerRow else { return nil }

@@ -200,7 +200,7 @@ public final class SoundPrintReader {
     public var frameSeconds: Double { picker.frameSeconds }
 
     public func process(_ samples: UnsafeBufferPointer<Float>, peak: (SpectralPeak) -> Void = { _ in },
-                        spectrum: ([Float]) -> Void = { _ in }, found: (Landmark) -> Void) {
+                        spectrum: (UnsafeBufferPointer<Float>) -> Void = { _ in }, found: (Landmark) -> Void) {
         picker.process(samples, spectrum: spectrum) { p in
             peak(p)
             pairer.add(p, found: found)
@@ -210,7 +210,7 @@ public final class SoundPrintReader {
     /// Every peak of a whole recording but its last 0.14 s. (Read on into silence, the end of a
     /// creative cut short is a click across the band, whose landmarks any drum or hi-hat in a
     /// room also makes: 10 minutes of unmarked music named one creative's end 10 times.)
-    func peaks(_ samples: UnsafeBufferPointer<Float>, spectrum: ([Float]) -> Void = { _ in }, found: (SpectralPeak) -> Void) {
+    func peaks(_ samples: UnsafeBufferPointer<Float>, spectrum: (UnsafeBufferPointer<Float>) -> Void = { _ in }, found: (SpectralPeak) -> Void) {
         picker.process(samples, spectrum: spectrum, found: found)
     }
 }

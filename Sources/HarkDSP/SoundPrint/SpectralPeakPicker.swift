@@ -81,8 +81,9 @@ public final class SpectralPeakPicker {
     public var frameSeconds: Double { Double(hop) / sampleRate }
 
     /// Reads samples; calls `spectrum` with each frame's levels (dB, bins from ``lowestBin``,
-    /// in frame order, as soon as the frame is read) and `found` for each peak that is settled.
-    public func process(_ samples: UnsafeBufferPointer<Float>, spectrum: ([Float]) -> Void = { _ in },
+    /// in frame order, as soon as the frame is read; the view lasts for the call) and `found` for
+    /// each peak that is settled.
+    public func process(_ samples: UnsafeBufferPointer<Float>, spectrum: (UnsafeBufferPointer<Float>) -> Void = { _ in },
                         found: (SpectralPeak) -> Void) {
         pending.append(contentsOf: samples)
         var start = 0
@@ -90,7 +91,7 @@ public final class SpectralPeakPicker {
         while pending.count - start >= n {
             analyse(frameAt: start)
             let slot = (framesDone - 1) % ringSize
-            spectrum(Array(levels[slot * Self.binCount..<(slot + 1) * Self.binCount]))
+            levels.withUnsafeBufferPointer { spectrum(UnsafeBufferPointer(rebasing: $0[slot * Self.binCount..<(slot + 1) * Self.binCount])) }
             start += hop
             pick(found: found)
         }
