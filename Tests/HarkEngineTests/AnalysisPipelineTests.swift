@@ -141,6 +141,41 @@ import Testing
         #expect(AnalysisEvent.detection(DetectionEvent(source: "x", detection: both)).jsonLine.contains(#""evidence":"mark+sound""#))
     }
 
+    @Test func aFaintMarkIsConfirmedWhereTheSoundPlacesItsCreative() throws {
+        // A creative marked 8 dB under the aired default, 1.3 s into the input, in a catalogue
+        // of 100 campaigns: the mark's search never reaches its threshold (7.64), the sound
+        // names the creative, and the mark read where the sound places it (6.95) confirms the
+        // campaign: `mark+sound`, `"mark":"at-sound"`. Without the sound, nothing of the mark.
+        let rate = 48_000.0
+        let payload = WatermarkPayload(0xC0DE0007)
+        var host = [Float](repeating: 0, count: Int(5.7 * rate))
+        host.withUnsafeMutableBufferPointer { var g = MusicGenerator(rms: 0.1, sampleRate: rate, seed: 12); g.render(into: $0) }
+        let embedder = try WatermarkEmbedder(format: WatermarkFormat(key: .demo), payload: payload, sampleRate: rate, strength: -10)
+        var mark: [Float] = []
+        host.withUnsafeBufferPointer { embedder.process($0, into: &mark) }
+        embedder.finish(into: &mark)
+        let creative = zip(host, mark).map(+)
+        var lead = [Float](repeating: 0, count: Int(1.3 * rate))
+        lead.withUnsafeMutableBufferPointer { var g = PinkNoiseGenerator(rms: 0.03, sampleRate: rate, seed: 3); g.render(into: $0) }
+        var decoy = [Float](repeating: 0, count: Int(6 * rate))
+        decoy.withUnsafeMutableBufferPointer { var g = MusicGenerator(rms: 0.1, sampleRate: rate, seed: 8, style: .drawn(seed: 8)); g.render(into: $0) }
+        let prints = try [creative, decoy].map { x in try x.withUnsafeBufferPointer { try SoundPrint.read($0, sampleRate: rate) } }
+        let others = (1...99).map { WatermarkPayload(0xD0_0000 + UInt32($0)) }
+        var s = AnalysisPipeline.Settings(sampleRate: rate)
+        s.meter = false
+        s.watermark = AnalysisPipeline.WatermarkSearch(key: .demo, catalogue: others + [payload])
+        let markAlone = try detections(run(AnalysisPipeline(s), lead + creative, block: 4096))
+        #expect(markAlone.isEmpty, "\(markAlone)")
+        s.sound = AnalysisPipeline.SoundSearch(index: SoundIndex(prints: prints), payloads: [payload, others[0]])
+        let found = try detections(run(AnalysisPipeline(s), lead + creative, block: 4096))
+        #expect(found.allSatisfy { $0.payload == payload }, "\(found)")
+        let confirmed = try #require(found.first { $0.confirmedAtSound })
+        #expect(confirmed.evidence == .markAndSound && confirmed.score >= WatermarkDetector.confirmationThreshold)
+        #expect(abs((confirmed.creativeOffset ?? -1) - (confirmed.time - 1.3)) < 0.05, "\(confirmed)")
+        let line = AnalysisEvent.detection(DetectionEvent(source: "x", detection: confirmed)).jsonLine
+        #expect(line.contains(#""evidence":"mark+sound""#) && line.contains(#""mark":"at-sound""#), "\(line)")
+    }
+
     @Test func aCreativeOffAirIsNeverReportedByItsSound() throws {
         // The index holds both creatives (harkd indexes its whole catalogue once); the one played
         // is off air that day, so its sound names nothing, while on air it is named.

@@ -17,6 +17,17 @@ public struct SoundMatch: Sendable, Equatable {
     public var windowStart: Double
 }
 
+/// A creative the sound leans to, named or not, and where it would have begun.
+public struct SoundLead: Sendable, Equatable {
+    /// Index of the creative in the matcher's references.
+    public var reference: Int
+    /// Seconds of input at which the creative's first frame would have played, by its best
+    /// alignment (it may lie before the input began).
+    public var creativeStart: Double
+    /// Votes at that alignment, shared entries' included.
+    public var votes: Int
+}
+
 /// Names the creatives of a catalogue in a stream of mono samples by their landmarks: every
 /// landmark of the input whose hash a creative holds votes for the alignment
 /// (input frame − creative frame) it implies, and a creative is named when one alignment
@@ -117,7 +128,10 @@ public final class SoundMatcher {
                 touched.append(k)
             }
             let countedAll = seenAll.insert(id)
-            if countedAll { allCounts.add(k) }
+            if countedAll {
+                allCounts.add(k)
+                noteLead(Int(reference), alignment: l.frame - Int(frame), votes: allCounts.score(k))
+            }
             if counted || countedAll { votes.append(Vote(frame: l.frame, key: k, counted: counted, countedAll: countedAll)) }
         }
     }
@@ -152,6 +166,39 @@ public final class SoundMatcher {
             votes.removeFirst(votesHead)
             votesHead = 0
         }
+    }
+
+    /// Per creative that has had ``candidateVotes`` at one alignment (shared entries included),
+    /// the alignment with the most votes seen as they arrived, and those votes: what
+    /// ``leads(limit:)`` starts from. Reading every such creative's every alignment twice a
+    /// second, as ``bestAlignments(shared:of:)`` does, took 7 % of harkd's analysis thread.
+    private var leadAlignments: [Int: (alignment: Int, votes: Int)] = [:]
+
+    private func noteLead(_ r: Int, alignment a: Int, votes: Int) {
+        guard votes >= Self.candidateVotes else { return }
+        if let kept = leadAlignments[r], kept.alignment != a, allCounts.score(r, kept.alignment) > votes { return }
+        leadAlignments[r] = (a, votes)
+    }
+
+    /// The creatives with the most votes at one clear alignment within the window now, named or
+    /// not, shared entries' votes included, most first: where the mark may be confirmed
+    /// (``WatermarkDetector/confirm(_:creativeStart:)``). Each has ``candidateVotes`` or more,
+    /// and ``alignmentRatio`` times the votes of any other alignment of its own.
+    public func leads(limit: Int) -> [SoundLead] {
+        guard limit > 0, !leadAlignments.isEmpty else { return [] }
+        // Each kept alignment's votes now (votes leave the window); the strongest few are then
+        // read whole for their best alignment and the runner-up.
+        var strongest: [(r: Int, votes: Int)] = []
+        for (r, kept) in leadAlignments {
+            let votes = allCounts.score(r, kept.alignment)
+            if votes < Self.candidateVotes { leadAlignments[r] = nil } else { strongest.append((r, votes)) }
+        }
+        strongest.sort { ($0.votes, $1.r) > ($1.votes, $0.r) }
+        let best = bestAlignments(shared: true, of: Set(strongest.prefix(2 * limit).map(\.r)))
+        return best.filter { $0.value.votes >= Self.candidateVotes && Double($0.value.votes) >= Self.alignmentRatio * Double($0.value.runnerUp) }
+            .sorted { ($0.value.votes, $1.key) > ($1.value.votes, $0.key) }
+            .prefix(limit)
+            .map { SoundLead(reference: $0.key, creativeStart: Double($0.value.alignment) * reader.frameSeconds, votes: $0.value.votes) }
     }
 
     /// Each creative's best score within the window now (for studies of the margin).

@@ -41,6 +41,10 @@ public struct WatermarkDetection: Sendable, Equatable {
     /// Seconds of input where the audio the detector combined begins (the window ends at
     /// ``time``): the mark was heard somewhere in between, not necessarily all along.
     public var windowStart: Double
+    /// Whether the mark was read where the campaign's sound placed it, one codeword at the
+    /// alignments that place allows (``WatermarkDetector/confirm(_:creativeStart:)``), rather
+    /// than found by the blind search. Its ``confidence`` is that reading's own bound.
+    public var confirmedAtSound = false
 
     public init(payload: WatermarkPayload, time: Double, start: Double, score: Double, confidence: Double,
                 copies: Int, clockScale: Double, windowStart: Double? = nil) {

@@ -26,6 +26,9 @@ import HarkFFT
 /// over N payloads instead of 2³², so the threshold drops (9.65 → 7.64 for N = 100, 7.02 for
 /// N = 1) and weaker or shorter captures are heard.
 ///
+/// Told where a creative began by its sound, it also confirms one campaign's codeword there
+/// (``confirm(_:creativeStart:)``), at a threshold of its own (6.95).
+///
 /// Memory is constant (2.2 MB at 48 kHz with the TV profile, 2.6 MB with the stadium's, the
 /// coherent readings' scratch included, plus 448 bytes per catalogue entry: `tools/bench --quick`).
 /// Not thread-safe.
@@ -68,7 +71,13 @@ public final class WatermarkDetector {
     /// Score that keeps false detections at or under 10⁻⁶ per hour when any of `payloads`
     /// codewords may be reported.
     public static func threshold(payloads: Double) -> Double {
-        let budget = 1e-6 / (candidatesPerHour * max(1, payloads))
+        threshold(hypothesesPerHour: candidatesPerHour * max(1, payloads))
+    }
+
+    /// Score that keeps false detections at or under 10⁻⁶ per hour when `hypothesesPerHour`
+    /// (codeword, alignment) pairs are scored in an hour, each chosen blind to the key's coins.
+    static func threshold(hypothesesPerHour: Double) -> Double {
+        let budget = 1e-6 / max(1, hypothesesPerHour)
         var lo = 0.0, hi = 40.0
         for _ in 0..<80 {
             let mid = (lo + hi) / 2
@@ -83,11 +92,23 @@ public final class WatermarkDetector {
     public let catalogue: [WatermarkPayload]?
     /// Per catalogue entry, ±1 for every (slot, position) of its codeword, padded with zeros to
     /// whole SIMD vectors: `signVectors` vectors per entry, back to back.
-    private let catalogueSigns: [SIMD16<Float>]
-    private static let signVectors = PairLayout.vectors
+    let catalogueSigns: [SIMD16<Float>]
+    /// Other campaigns a confirmation must outscore besides the catalogue's (``confirmationRivals``).
+    private(set) var rivalSigns: [SIMD16<Float>] = []
+    /// Campaigns beside the catalogue's that a confirmation at the sound's place must outscore
+    /// (``confirm(_:creativeStart:)``): those the sound's catalogue names.
+    public var confirmationRivals: [WatermarkPayload] = [] {
+        didSet {
+            let known = Set(catalogue ?? [])
+            var seen = Set<WatermarkPayload>()
+            rivalSigns = confirmationRivals.filter { !known.contains($0) && seen.insert($0).inserted }
+                .flatMap { Self.signs(of: $0, format: format) }
+        }
+    }
+    static let signVectors = PairLayout.vectors
     /// Scratch, allocated once: one alignment's pair values (in ``PairLayout``, padding zero),
     /// and (for ``match(_:newest:)``) its per-bit sums as SIMD vectors padded like the signs.
-    private let values = WatermarkDetector.zeroedPairValues()
+    let values = WatermarkDetector.zeroedPairValues()
     /// The per-tone reading's pair values, computed with the flat reading's (they share its
     /// gather and drift), for the flat alignment and hop in ``perToneFor``.
     private let perToneValues = WatermarkDetector.zeroedPairValues()
@@ -107,7 +128,7 @@ public final class WatermarkDetector {
         p.initialize(repeating: 0, count: PairLayout.valueCount)
         return p
     }
-    private let bitSums: UnsafeMutablePointer<SIMD16<Float>> = {
+    let bitSums: UnsafeMutablePointer<SIMD16<Float>> = {
         let p = UnsafeMutablePointer<SIMD16<Float>>.allocate(capacity: WatermarkDetector.signVectors)
         p.initialize(repeating: .zero, count: WatermarkDetector.signVectors)
         return p
@@ -125,9 +146,9 @@ public final class WatermarkDetector {
     /// The input, its rate lowered to what the band needs (``analysisDecimation``).
     private var decimator: Decimator
     /// The rate frames are read at, and their length and hop in samples of that rate.
-    private let analysisRate: Double
+    let analysisRate: Double
     private let frameLength: Int
-    private let hopLength: Int
+    let hopLength: Int
     /// Input samples taken so far.
     private var inputCount = 0
     /// Input samples per analysed sample.
@@ -140,7 +161,7 @@ public final class WatermarkDetector {
     private var samples: [Float] = []
     private var samplesStart = 0          // absolute index of samples[0]
     private var nextFrameStart = 0        // absolute index where the next frame begins
-    private var frameCount = 0
+    private(set) var frameCount = 0
     /// Pair differences per frame, `ringSize` rows of `entrySize` values
     /// ([scale] then ``PairLayout/ringIndex(slot:position:pair:)``), one allocation for the detector's life. Kept
     /// as bytes in units of ``pairUnit`` (a pair lies within ±cap): the rounding adds noise
@@ -153,8 +174,8 @@ public final class WatermarkDetector {
     /// Scratch: the newest frame's pair energy sums, in ring order.
     private let pairSums: UnsafeMutablePointer<Float>
     static let pairUnit = ToneEnergyFrame.cap / 127
-    private let ringSize: Int
-    private let framesPerSymbol: Int
+    let ringSize: Int
+    let framesPerSymbol: Int
     private var airings: AiringMemory
     /// Side-0 and side-1 probes of every pair, for every scale, in ring order.
     private var probes: [(ToneEnergyFrame.Probe, ToneEnergyFrame.Probe)] = []
@@ -176,11 +197,7 @@ public final class WatermarkDetector {
         precondition(unique.count <= Self.maxCatalogue, "a catalogue holds at most \(Self.maxCatalogue) payloads")
         self.catalogue = unique.isEmpty ? nil : unique
         threshold = unique.isEmpty ? Self.threshold : Self.threshold(payloads: Double(unique.count))
-        catalogueSigns = unique.flatMap { payload in
-            var signs = format.symbolBits(for: payload).flatMap { $0.map { $0 ? Float(1) : -1 } }
-            signs += [Float](repeating: 0, count: Self.signVectors * 16 - signs.count)
-            return (0..<Self.signVectors).map { SIMD16<Float>(signs[($0 * 16)..<($0 * 16 + 16)]) }
-        }
+        catalogueSigns = unique.flatMap { Self.signs(of: $0, format: format) }
         self.format = format
         self.sampleRate = sampleRate
         self.repeatInterval = repeatInterval
@@ -234,6 +251,14 @@ public final class WatermarkDetector {
                                       maxSymbols: Self.maxCopies * WatermarkFormat.symbolsPerCopy)
     }
 
+    /// ±1 for every (slot, position) of `payload`'s codeword, padded with zeros to whole SIMD
+    /// vectors (``signVectors`` of them), in the order of ``bitSums``.
+    static func signs(of payload: WatermarkPayload, format: WatermarkFormat) -> [SIMD16<Float>] {
+        var signs = format.symbolBits(for: payload).flatMap { $0.map { $0 ? Float(1) : -1 } }
+        signs += [Float](repeating: 0, count: signVectors * 16 - signs.count)
+        return (0..<signVectors).map { SIMD16<Float>(signs[($0 * 16)..<($0 * 16 + 16)]) }
+    }
+
     /// The whole factor the input's rate is lowered by before frames are read: the largest that
     /// keeps `highestFrequency` clear of aliases with a transition of at least a tenth of the new
     /// rate (a filter of 73 taps at 48 kHz for the TV profile) and divides the frame and the hop
@@ -255,6 +280,11 @@ public final class WatermarkDetector {
     /// unmarked audio this shows how close chance came to ``threshold`` (without a catalogue the
     /// set it ranges over is 2¹⁶ times larger than the valid payloads, so it errs high).
     public private(set) var highestDecodedScore: Double = 0
+    /// The highest score a confirmation at the sound's alignment reached so far (``confirm(_:creativeStart:)``).
+    public internal(set) var highestConfirmationScore = -Double.infinity
+    /// The confirmations asked in the current ``confirmationInterval``, and which interval that is.
+    var confirmationTick = -1
+    var confirmationsThisTick = 0
     /// Samples that were not finite (read as 0) or beyond ±``sampleLimit`` (clamped to it).
     /// Powers of larger values overflow single precision and turn the floors into NaN.
     public private(set) var unusableSamples = 0
@@ -382,7 +412,7 @@ public final class WatermarkDetector {
     /// clock scale `scale`: the sum of its pairs' two normalised energies, less the mean pair's.
     /// The same whichever side of each pair the key calls 1.
     @inline(__always)
-    private func evidence(slot: Int, frame: Int, scale: Int) -> Float {
+    func evidence(slot: Int, frame: Int, scale: Int) -> Float {
         evidenceRing[(frame % ringSize) * Self.evidencePerFrame + scale * WatermarkFormat.symbolsPerCopy + slot]
     }
 
@@ -508,7 +538,7 @@ public final class WatermarkDetector {
 
     /// Puts alignment `c`'s pair values into ``values``: summed over its symbols (one keyed coin
     /// per pair, shared by all copies), or from its copies added coherently.
-    private func fill(_ c: Alignment, newest: Int) {
+    func fill(_ c: Alignment, newest: Int) {
         let S = WatermarkFormat.symbolsPerCopy
         let pps = WatermarkFormat.pairsPerSymbol
         if case .perToneAndCopies(let copies) = c.reading {
@@ -606,7 +636,7 @@ public final class WatermarkDetector {
     /// Sums each coded bit's pairs of ``values`` into ``bitSums`` (in ``PairLayout`` they are
     /// whole vectors apart, and the padding lanes stay zero, as the catalogue signs' do);
     /// returns the sum of the pairs' squares.
-    private func sumBits() -> Float {
+    func sumBits() -> Float {
         let raw = UnsafeRawPointer(values)
         var squares = SIMD16<Float>.zero
         for k in 0..<PairLayout.vectors {
@@ -685,7 +715,7 @@ public final class WatermarkDetector {
         return detection(catalogue[bestIndex], score: score, candidate: c, newest: newest)
     }
 
-    private func detection(_ payload: WatermarkPayload, score: Double, candidate c: Alignment, newest: Int) -> WatermarkDetection {
+    func detection(_ payload: WatermarkPayload, score: Double, candidate c: Alignment, newest: Int) -> WatermarkDetection {
         let end = Double(newest * hopLength + frameLength) / analysisRate
         // The window's oldest symbol is slot `oldest` of a copy that began `oldest` symbols
         // earlier; a frame centred on its symbol starts (symbol − frame) / 2 into it.

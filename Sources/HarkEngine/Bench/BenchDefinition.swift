@@ -99,7 +99,9 @@ public struct BenchDefinition: Codable, Sendable {
     /// ``Condition/alsoCatalogues``.
     struct Reading {
         /// `anchor` is audfprint's answer on the same window (``AudfprintAnchor``).
-        enum Witness { case mark, sound, either, anchor }
+        /// `either` is the one pipeline with both witnesses (each alone, and the mark confirmed
+        /// where the sound places the creative); `markEvidence` its detections that carry the mark.
+        enum Witness { case mark, sound, either, markEvidence, anchor }
         var name: String
         var catalogue: Int?
         var target: Target?
@@ -119,7 +121,8 @@ public struct BenchDefinition: Codable, Sendable {
                 }
                 + (c.sound.map { size in
                     [Reading(name: "\(c.name): sound, \(size) creatives", catalogue: size, target: c.target, witness: .sound),
-                     Reading(name: "\(c.name): mark or sound", catalogue: c.catalogue, target: c.target, witness: .either)]
+                     Reading(name: "\(c.name): mark or sound", catalogue: c.catalogue, target: c.target, witness: .either),
+                     Reading(name: "\(c.name): mark, by search or at the sound's place", catalogue: c.catalogue, witness: .markEvidence)]
                     + (anchor ? [Reading(name: "\(c.name): audfprint, \(size) creatives", catalogue: size, witness: .anchor)] : [])
                 } ?? [])
         }

@@ -47,6 +47,10 @@ public struct UnmarkedCheck: Sendable {
     public var soundHighestEvidence = -Double.infinity
     public var soundHighestCombined = -Double.infinity
     public var soundHighestFollowing = -Double.infinity
+    /// The mark confirmed at the sound's leads on the same audio (``WatermarkDetector/confirm(_:creativeStart:)``),
+    /// and the highest score a confirmation reached.
+    public var confirmations = 0
+    public var highestConfirmation = -Double.infinity
 }
 
 public struct BenchReport: Sendable {
@@ -188,13 +192,24 @@ public enum WatermarkBench {
                                     heard = found
                                     return found
                                 }
+                                var fusedFound: [WatermarkDetection]?
+                                func fused() throws -> [WatermarkDetection] {
+                                    if let fusedFound { return fusedFound }
+                                    let catalogue = condition.catalogue.map { Self.catalogue(size: $0, containing: payload) }
+                                    let found = try Self.listen(windowSamples, rate: rate, key: key, profile: profile, catalogue: catalogue,
+                                                                index: aired[profile]![condition.sound!]!,
+                                                                payloads: Self.soundPayloads(condition.sound!, trial: payload))
+                                    fusedFound = found
+                                    return found
+                                }
                                 for (k, reading) in readings[ci].enumerated() {
                                     let row = firstRow + k
                                     let found: [WatermarkDetection]
                                     switch reading.witness {
                                     case .mark: found = try mark(reading.catalogue)
                                     case .sound: found = try sound()
-                                    case .either: found = (try mark(reading.catalogue) + sound()).sorted { $0.time < $1.time }
+                                    case .either: found = try fused()
+                                    case .markEvidence: found = try fused().filter(\.markHeard)
                                     case .anchor:
                                         let file = anchorDirectory + "/window-\(anchorQueries.count).wav"
                                         try BenchHosts.writeMono(windowSamples, rate: rate, to: file)
@@ -271,16 +286,25 @@ public enum WatermarkBench {
                 let found = feed(detector, y[...])
                 report.unmarked[i].falseDetections += found.count
                 report.unmarked[i].highestScore = max(report.unmarked[i].highestScore, detector.highestDecodedScore)
-                if let size = d.falsePositives.catalogue {
-                    let catalogue = Self.catalogue(size: size, containing: nil, seed: d.seed &+ UInt64(k))
+                let catalogue = d.falsePositives.catalogue.map { Self.catalogue(size: $0, containing: nil, seed: d.seed &+ UInt64(k)) }
+                if let catalogue, unmarkedIndex == nil || i > 0 {
                     let c = try WatermarkDetector(format: format, sampleRate: rate, catalogue: catalogue)
                     report.unmarked[i].catalogueFalseDetections += feed(c, y[...]).count
                     report.unmarked[i].catalogueHighestScore = max(report.unmarked[i].catalogueHighestScore, c.highestDecodedScore)
                 }
                 if let index = unmarkedIndex, i == 0 {
-                    // The sound reading does not depend on the profile: read once.
-                    let heard = try listenUnmarked(y[...], rate: rate, index: index)
+                    // The sound reading does not depend on the profile: read once, in the one
+                    // pipeline with the mark's catalogue search and the confirmations at the
+                    // sound's leads (each decoy given a payload of its own).
+                    let payloads = Self.catalogue(size: index.creatives, containing: nil, seed: d.seed &+ 77 &+ UInt64(k))
+                    let heard = try listenUnmarked(y[...], rate: rate, index: index, payloads: payloads, format: format, catalogue: catalogue)
                     report.unmarked[i].soundFalseDetections += heard.named
+                    report.unmarked[i].confirmations += heard.confirmations
+                    report.unmarked[i].highestConfirmation = max(report.unmarked[i].highestConfirmation, heard.highestConfirmation)
+                    if catalogue != nil {
+                        report.unmarked[i].catalogueFalseDetections += heard.marks
+                        report.unmarked[i].catalogueHighestScore = max(report.unmarked[i].catalogueHighestScore, heard.highestMark)
+                    }
                     report.unmarked[i].soundHighestVotes = max(report.unmarked[i].soundHighestVotes, heard.votes)
                     report.unmarked[i].soundHighestEvidence = max(report.unmarked[i].soundHighestEvidence, heard.peaks)
                     report.unmarked[i].soundHighestCombined = max(report.unmarked[i].soundHighestCombined, heard.combined)
@@ -311,31 +335,69 @@ public enum WatermarkBench {
     }
 
 
+    /// The payloads of a sound catalogue of `size`: the trial's creative (reference 0) carries its
+    /// payload, each decoy one that is not it (so a decoy named counts as a wrong payload).
+    static func soundPayloads(_ size: Int, trial payload: WatermarkPayload) -> [WatermarkPayload] {
+        (0..<size).map { $0 == 0 ? payload : WatermarkPayload(payload.value ^ UInt32($0)) }
+    }
+
+    /// A window read by the one pipeline with both witnesses: the mark's search (with
+    /// `catalogue`), the creatives' sound, and the mark confirmed where the sound places them.
+    static func listen(_ y: ArraySlice<Float>, rate: Double, key: WatermarkKey, profile: WatermarkProfile,
+                       catalogue: [WatermarkPayload]?, index: SoundIndex, payloads: [WatermarkPayload]) throws -> [WatermarkDetection] {
+        let pipeline = try witnesses(rate: rate, key: key, profile: profile, catalogue: catalogue, index: index, payloads: payloads)
+        var found: [WatermarkDetection] = []
+        try inBlocks(y) { block in
+            try pipeline.process(block) { if case .detection(let d) = $0 { found.append(d) } }
+        }
+        return found
+    }
+
+    static func witnesses(rate: Double, key: WatermarkKey, profile: WatermarkProfile, catalogue: [WatermarkPayload]?,
+                          index: SoundIndex, payloads: [WatermarkPayload]) throws -> AnalysisPipeline {
+        var settings = AnalysisPipeline.Settings(sampleRate: rate)
+        settings.meter = false
+        settings.bands = false
+        settings.watermark = .init(key: key, profile: profile, catalogue: catalogue)
+        settings.sound = .init(index: index, payloads: payloads)
+        return try AnalysisPipeline(settings)
+    }
+
     /// The creatives a window's sound names, as detections: the trial's own creative carries its
     /// payload, a decoy a payload that is not it (so a decoy named counts as a wrong payload).
     static func hear(_ y: ArraySlice<Float>, rate: Double, index: SoundIndex, payload: WatermarkPayload) throws -> [WatermarkDetection] {
         let matcher = try SoundMatcher(index: index, sampleRate: rate)
+        let payloads = soundPayloads(index.creatives, trial: payload)
         var found: [WatermarkDetection] = []
         inBlocks(y) { block in
-            for m in matcher.process(block) {
-                let p = m.reference == 0 ? payload : WatermarkPayload(payload.value ^ UInt32(m.reference))
-                found.append(WatermarkDetection(sound: m, payload: p))
-            }
+            for m in matcher.process(block) { found.append(WatermarkDetection(sound: m, payload: payloads[m.reference])) }
         }
         return found
     }
 
     /// Creatives named in unmarked audio, the most votes any gathered at one alignment,
     /// and the most evidence any candidate reached (``SoundMatcher/highestPeakEvidence``,
-    /// ``SoundMatcher/highestCombinedEvidence``, ``SoundMatcher/highestFollowing``).
-    static func listenUnmarked(_ y: ArraySlice<Float>, rate: Double, index: SoundIndex) throws -> (named: Int, votes: Int, peaks: Double, combined: Double, following: Double) {
-        let matcher = try SoundMatcher(index: index, sampleRate: rate)
-        var named = 0, most = 0
-        inBlocks(y) { block in
-            named += matcher.process(block).count
+    /// ``SoundMatcher/highestCombinedEvidence``, ``SoundMatcher/highestFollowing``); read in the
+    /// one pipeline with the mark's search (with `catalogue`, if any), whose detections and
+    /// highest score it also gives, and the confirmations of the mark at the sound's leads.
+    static func listenUnmarked(_ y: ArraySlice<Float>, rate: Double, index: SoundIndex, payloads: [WatermarkPayload],
+                               format: WatermarkFormat, catalogue: [WatermarkPayload]?) throws
+        -> (named: Int, votes: Int, peaks: Double, combined: Double, following: Double,
+            marks: Int, highestMark: Double, confirmations: Int, highestConfirmation: Double) {
+        let pipeline = try witnesses(rate: rate, key: format.key, profile: format.profile, catalogue: catalogue, index: index, payloads: payloads)
+        let matcher = pipeline.soundMatcher!, detector = pipeline.watermarkDetector!
+        var named = 0, most = 0, marks = 0, confirmations = 0
+        try inBlocks(y) { block in
+            try pipeline.process(block) { output in
+                guard case .detection(let d) = output else { return }
+                if d.confirmedAtSound { confirmations += 1 }
+                else if d.evidence == .mark { marks += 1 }
+                else { named += 1 }
+            }
             most = max(most, matcher.bestScores().values.max() ?? 0)
         }
-        return (named, most, matcher.highestPeakEvidence, matcher.highestCombinedEvidence, matcher.highestFollowing)
+        return (named, most, matcher.highestPeakEvidence, matcher.highestCombinedEvidence, matcher.highestFollowing,
+                marks, detector.highestDecodedScore, confirmations, detector.highestConfirmationScore)
     }
 
     static func readMono(_ path: String) throws -> ([Float], Double) {
@@ -404,6 +466,8 @@ public enum WatermarkBench {
                 s += String(cFormat: "Listening for %d creatives by their sound: %d named on the same audio; the most votes at one alignment %d (threshold %d, spread over more than a second); the most peak evidence %.1f (threshold %.1f), peaks and envelopes together %.1f (threshold %.1f).\n",
                             size, u.soundFalseDetections, u.soundHighestVotes, SoundMatcher.defaultThreshold,
                             u.soundHighestEvidence, SoundMatcher.peakThreshold, u.soundHighestCombined, SoundMatcher.combinedThreshold(creatives: size))
+                s += String(cFormat: "The mark confirmed where the sound placed its leading candidates: %d confirmations on the same audio; the highest score %.2f (threshold %.2f).\n",
+                            u.confirmations, u.highestConfirmation, WatermarkDetector.confirmationThreshold)
                 s += String(cFormat: "Of the candidates with %d votes, %.1f times any other alignment's, and peak evidence %.0f, the envelopes followed a creative at most %.2f (threshold %.2f).\n",
                             SoundMatcher.followVotes, SoundMatcher.followUniqueness, SoundMatcher.followPeakEvidence, u.soundHighestFollowing, SoundMatcher.followThreshold)
             }

@@ -34,8 +34,9 @@ public struct DetectionEvent: Sendable, Equatable {
             return String(cFormat: "%@: payload %@ at %.2f s by its sound (%@%d landmarks); no mark heard",
                           source, d.payload.hex, d.time, place(d), d.soundVotes ?? 0)
         case .markAndSound:
-            return String(cFormat: "%@: payload %@ at %.2f s by mark and sound (score %.1f; %@%d landmarks)",
-                          source, d.payload.hex, d.time, d.score, place(d), d.soundVotes ?? 0)
+            return String(cFormat: "%@: payload %@ at %.2f s by mark and sound (score %.1f%@; %@%d landmarks)",
+                          source, d.payload.hex, d.time, d.score, d.confirmedAtSound ? " where the sound placed it" : "",
+                          place(d), d.soundVotes ?? 0)
         }
     }
 }

@@ -116,12 +116,15 @@ extension AnalysisEvent {
 extension JSONLine {
     /// A detection's evidence and scores, after its times: the fields `hark detect` and
     /// harkd share. The mark's `confidence` and `score` are null when only the sound was heard;
-    /// `sound_votes` and `offset` (seconds into the creative) appear when the sound was.
+    /// `sound_votes` and `offset` (seconds into the creative) appear when the sound was;
+    /// `mark` says how the mark was read: `search` (found by itself) or `at-sound` (its
+    /// campaign's codeword confirmed where the sound placed the creative).
     public mutating func addDetectionFields(_ d: WatermarkDetection) {
         add("evidence", d.evidence.rawValue)
         add("confidence", d.markHeard ? d.confidence : nil, decimals: 6)
         add("score", d.markHeard ? d.score : nil, decimals: 2)
         add("copies", d.copies)
+        if d.markHeard { add("mark", d.confirmedAtSound ? "at-sound" : "search") }
         if let votes = d.soundVotes { add("sound_votes", votes) }
         if let offset = d.creativeOffset { add("offset", offset, decimals: 3) }
     }

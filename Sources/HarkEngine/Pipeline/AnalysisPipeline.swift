@@ -154,9 +154,17 @@ public final class AnalysisPipeline {
 
     private static func makeDetector(_ s: Settings) throws -> WatermarkDetector? {
         guard let w = s.watermark else { return nil }
-        return try WatermarkDetector(format: WatermarkFormat(key: w.key, profile: w.profile), sampleRate: s.sampleRate,
-                                     repeatInterval: w.repeatInterval, catalogue: w.catalogue)
+        let detector = try WatermarkDetector(format: WatermarkFormat(key: w.key, profile: w.profile), sampleRate: s.sampleRate,
+                                             repeatInterval: w.repeatInterval, catalogue: w.catalogue)
+        // A confirmation at the sound's place must outscore every campaign the sound knows too.
+        detector.confirmationRivals = s.sound?.payloads ?? []
+        return detector
     }
+
+    /// The watermark detector and the sound's matcher in use, for studies of their margins on
+    /// unmarked audio (their highest scores); nil when not searching.
+    public var watermarkDetector: WatermarkDetector? { detector }
+    public var soundMatcher: SoundMatcher? { listener }
 
     /// Seconds of audio processed.
     public var time: Double { Double(frames) / settings.sampleRate }
@@ -198,6 +206,7 @@ public final class AnalysisPipeline {
                 d.windowStart += listenerOrigin
                 try emit(.detection(fuse(d)))
             }
+            try confirmMarks(after: samples.count, emit: emit)
         }
         guard let meter else {
             frames += samples.count
@@ -222,6 +231,39 @@ public final class AnalysisPipeline {
                 meter.restartMeasurement()
                 bands = try Self.makeBands(settings)
             }
+        }
+    }
+
+    /// The last ``WatermarkDetector/confirmationInterval`` (of the detector's input) in which
+    /// the sound's leads were confirmed.
+    private var confirmationTick = -1
+
+    /// Once every ``WatermarkDetector/confirmationInterval``, reads the mark where the sound's
+    /// leading candidates place their creatives (``SoundMatcher/leads(limit:)``,
+    /// ``WatermarkDetector/confirm(_:creativeStart:)``): one codeword at one place, which a
+    /// mark too faint for the blind search can reach. A campaign the mark was heard for within
+    /// the search's repeat interval, or within a copy (2.4 s) when that is shorter (harkd reports
+    /// every hop's detection), is not asked again: the mark is being heard, and each confirmation
+    /// costs some 2 ms of a core. What it finds is `mark+sound`.
+    private func confirmMarks(after count: Int, emit: (Output) throws -> Void) throws {
+        guard let detector, let listener, let search = settings.sound, let w = settings.watermark else { return }
+        let tick = Int(detector.elapsed / WatermarkDetector.confirmationInterval)
+        guard tick != confirmationTick else { return }
+        confirmationTick = tick
+        let now = Double(frames + count) / settings.sampleRate
+        for lead in listener.leads(limit: WatermarkDetector.confirmationsPerInterval) where !search.offAir.contains(lead.reference) {
+            let payload = search.payloads[lead.reference]
+            if let m = lastMark[payload], now - m.time < max(w.repeatInterval, WatermarkFormat.copyDuration) { continue }
+            let start = lead.creativeStart + listenerOrigin
+            guard var d = detector.confirm(payload, creativeStart: start - detectorOrigin) else { continue }
+            d.time += detectorOrigin
+            d.start += detectorOrigin
+            d.windowStart += detectorOrigin
+            d.evidence = .markAndSound
+            d.soundVotes = lead.votes
+            d.creativeOffset = d.time - start
+            lastMark[payload] = (d.time, d.score, d.confidence)
+            try emit(.detection(d))
         }
     }
 
