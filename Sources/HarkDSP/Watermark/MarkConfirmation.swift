@@ -69,27 +69,15 @@ extension WatermarkDetector {
     /// search reports the best codeword of its catalogue; a confirmation must be the best too.
     /// (This only refuses, so the bound is untouched.)
     private func outscoredByRival(_ payload: WatermarkPayload, at best: (score: Double, alignment: Alignment, newest: Int)) -> Bool {
-        guard !(catalogueSigns.isEmpty && rivalSigns.isEmpty) else { return false }
-        let own = Self.signs(of: payload, format: format)
+        guard catalogue != nil || !rivalPayloads.isEmpty else { return false }
         fill(best.alignment, newest: best.newest)
         _ = sumBits()
-        var mine = SIMD16<Float>.zero
-        for v in 0..<Self.signVectors { mine += own[v] * bitSums[v] }
-        let score = mine.sum()
-        for signs in [catalogueSigns, rivalSigns] {
-            let entries = signs.count / Self.signVectors
-            for i in 0..<entries {
-                var acc = SIMD16<Float>.zero
-                var same = true
-                for v in 0..<Self.signVectors {
-                    let s = signs[i * Self.signVectors + v]
-                    same = same && s == own[v]
-                    acc += s * bitSums[v]
-                }
-                if !same && acc.sum() >= score { return true }
+        let score = Self.signs(of: payload, format: format).withUnsafeBufferPointer { codewordSum($0.baseAddress!) }
+        return [(catalogue ?? [], catalogueSigns), (rivalPayloads, rivalSigns)].contains { payloads, signs in
+            signs.withUnsafeBufferPointer { signs in
+                payloads.indices.contains { payloads[$0] != payload && codewordSum(signs.baseAddress! + $0 * Self.signVectors) >= score }
             }
         }
-        return false
     }
 
     /// The best of the readings at the alignments `creativeStart` allows, scored with
@@ -106,9 +94,7 @@ extension WatermarkDetector {
                 fill(alignment, newest: newest)
                 let energy = Double(sumBits())
                 guard energy > 0 else { continue }
-                var acc = SIMD16<Float>.zero
-                for v in 0..<Self.signVectors { acc += signs[v] * bitSums[v] }
-                let score = Double(acc.sum()) / energy.squareRoot()
+                let score = Double(signs.withUnsafeBufferPointer { codewordSum($0.baseAddress!) }) / energy.squareRoot()
                 if score > (best?.score ?? -.infinity) { best = (score, alignment, newest) }
             }
         }

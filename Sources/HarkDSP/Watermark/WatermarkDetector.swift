@@ -93,22 +93,23 @@ public final class WatermarkDetector {
     /// Per catalogue entry, ±1 for every (slot, position) of its codeword, padded with zeros to
     /// whole SIMD vectors: `signVectors` vectors per entry, back to back.
     let catalogueSigns: [SIMD16<Float>]
-    /// Other campaigns a confirmation must outscore besides the catalogue's (``confirmationRivals``).
+    /// The campaigns of ``confirmationRivals`` that the catalogue does not hold, each once, and
+    /// their signs as ``catalogueSigns`` holds the catalogue's.
+    private(set) var rivalPayloads: [WatermarkPayload] = []
     private(set) var rivalSigns: [SIMD16<Float>] = []
     /// Campaigns beside the catalogue's that a confirmation at the sound's place must outscore
     /// (``confirm(_:creativeStart:)``): those the sound's catalogue names.
     public var confirmationRivals: [WatermarkPayload] = [] {
         didSet {
-            let known = Set(catalogue ?? [])
-            var seen = Set<WatermarkPayload>()
-            rivalSigns = confirmationRivals.filter { !known.contains($0) && seen.insert($0).inserted }
-                .flatMap { Self.signs(of: $0, format: format) }
+            var seen = Set(catalogue ?? [])
+            rivalPayloads = confirmationRivals.filter { seen.insert($0).inserted }
+            rivalSigns = rivalPayloads.flatMap { Self.signs(of: $0, format: format) }
         }
     }
     static let signVectors = PairLayout.vectors
     /// Scratch, allocated once: one alignment's pair values (in ``PairLayout``, padding zero),
     /// and (for ``match(_:newest:)``) its per-bit sums as SIMD vectors padded like the signs.
-    let values = WatermarkDetector.zeroedPairValues()
+    private let values = WatermarkDetector.zeroedPairValues()
     /// The per-tone reading's pair values, computed with the flat reading's (they share its
     /// gather and drift), for the flat alignment and hop in ``perToneFor``.
     private let perToneValues = WatermarkDetector.zeroedPairValues()
@@ -651,6 +652,15 @@ public final class WatermarkDetector {
         return squares.sum()
     }
 
+    /// Σ sign × bit sum for one codeword's signs (``signVectors`` vectors from `signs`) against
+    /// the bit sums in ``bitSums``: its score's numerator.
+    @inline(__always)
+    func codewordSum(_ signs: UnsafePointer<SIMD16<Float>>) -> Float {
+        var acc = SIMD16<Float>.zero
+        for v in 0..<Self.signVectors { acc += signs[v] * bitSums[v] }
+        return acc.sum()
+    }
+
     /// The best score any codeword could reach with the pair values in ``values`` (see ``search()``).
     private func bound() -> Float {
         let energy = sumBits()
@@ -701,11 +711,8 @@ public final class WatermarkDetector {
         // The best catalogue codeword: the largest Σ sign × bit sum (16 lanes at a time).
         var bestIndex = 0, bestNumerator = -Float.infinity
         catalogueSigns.withUnsafeBufferPointer { signs in
-            let vectors = Self.signVectors
             for i in 0..<catalogue.count {
-                var acc = SIMD16<Float>.zero
-                for v in 0..<vectors { acc += signs[i * vectors + v] * bitSums[v] }
-                let n = acc.sum()
+                let n = codewordSum(signs.baseAddress! + i * Self.signVectors)
                 if n > bestNumerator { bestNumerator = n; bestIndex = i }
             }
         }
