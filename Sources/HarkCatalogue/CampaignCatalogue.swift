@@ -13,9 +13,14 @@ public struct Campaign: Sendable, Equatable {
     public var from: String?
     public var until: String?
     public var sound: SoundPrint
+    /// The campaign's airing key and channels when its marks carry airing codes (``AiringCode``);
+    /// nil when they carry ``payload``.
+    public var airing: AiringCampaign?
 
-    public init(payload: WatermarkPayload, name: String? = nil, from: String? = nil, until: String? = nil, sound: SoundPrint) {
+    public init(payload: WatermarkPayload, name: String? = nil, from: String? = nil, until: String? = nil, sound: SoundPrint,
+                airing: AiringCampaign? = nil) {
         (self.payload, self.name, self.from, self.until, self.sound) = (payload, name, from, until, sound)
+        self.airing = airing
     }
 
     /// Whether `day` (`YYYY-MM-DD`) lies within the campaign's dates.
@@ -64,6 +69,8 @@ public struct CampaignDates: Sendable, Equatable {
 public struct ListeningCatalogue: Sendable {
     public var campaigns: [CampaignDates]
     public var readings: CatalogueSoundReadings
+    /// The campaigns whose marks carry airing codes, with their keys and channels.
+    public var airing: [AiringCampaign] = []
 }
 
 /// The sound readings of a catalogue file, read from it when asked and never held together:
@@ -155,13 +162,26 @@ public enum CatalogueError: Error, Equatable, CustomStringConvertible {
 }
 
 /// The campaign catalogue: a SQLite file holding, per campaign, its payload, dates and the
-/// sound reading of its creative (docs/watermark.md, The campaign catalogue).
+/// sound reading of its creative, and for a campaign whose marks carry airing codes its airing
+/// key and channels (docs/watermark.md, The campaign catalogue).
 ///
 /// SQLite's `application_id` marks the file as Hark's ("Hark" in ASCII) and `user_version`
 /// holds the format version: a file of another program or of a newer Hark is refused by name,
-/// as is a truncated or damaged one. One owner uses an instance.
+/// as is a truncated or damaged one. Version 2 added the `airing` table; a version 1 file is
+/// read as it is and becomes version 2 when it is next written. One owner uses an instance.
 public final class CampaignCatalogue {
-    public static let formatVersion: Int64 = 1
+    public static let formatVersion: Int64 = 2
+    /// The oldest version this Hark reads.
+    static let oldestVersion: Int64 = 1
+    static let airingTable = """
+        CREATE TABLE IF NOT EXISTS airing (
+            payload INTEGER PRIMARY KEY,
+            airing_key BLOB NOT NULL,
+            channels TEXT NOT NULL
+        );
+        """
+    /// Whether the file has the `airing` table (version 2 and later).
+    private var hasAiring = true
     static let applicationID: Int64 = 0x4861_726b
     public let path: String
     private let db: SQLiteDatabase
@@ -180,6 +200,10 @@ public final class CampaignCatalogue {
         let catalogue = CampaignCatalogue(path: path, db: db)
         if exists {
             try catalogue.checkSchema()
+            if !catalogue.hasAiring {
+                do { try db.execute("BEGIN; \(airingTable) PRAGMA user_version = \(formatVersion); COMMIT;") } catch { throw .cannotWrite(path, error.message) }
+                catalogue.hasAiring = true
+            }
         } else {
             do {
                 try db.execute("""
@@ -192,6 +216,7 @@ public final class CampaignCatalogue {
                         valid_until TEXT,
                         sound BLOB NOT NULL
                     );
+                    \(airingTable)
                     """)
             } catch {
                 throw .cannotWrite(path, error.message)
@@ -254,16 +279,51 @@ public final class CampaignCatalogue {
             let bytes = try readings.bytes(i)
             do { _ = try SoundPrint(bytes: bytes) } catch { throw .damaged(path, "campaign \(campaigns[i].payload.hex): \(error)") }
         }
-        return ListeningCatalogue(campaigns: campaigns, readings: readings)
+        let airing = try catalogue.airingCampaigns()
+        return ListeningCatalogue(campaigns: campaigns, readings: readings, airing: airing.filter { a in campaigns.contains { $0.payload == a.campaign } })
     }
 
-    /// Adds a campaign, replacing one with the same payload.
+    /// The campaigns with airing keys, by payload.
+    private func airingCampaigns() throws(CatalogueError) -> [AiringCampaign] {
+        guard hasAiring else { return [] }
+        let rows: [[SQLiteDatabase.Value]]
+        do { rows = try db.query("SELECT payload, airing_key, channels FROM airing ORDER BY payload") } catch { throw .damaged(path, error.message) }
+        var out: [AiringCampaign] = []
+        for row in rows {
+            guard row.count == 3, case .integer(let p) = row[0], (0...Int64(UInt32.max)).contains(p), case .blob(let key) = row[1],
+                  case .text(let list) = row[2], let channels = Self.channels(list), let airingKey = try? AiringKey(bytes: key)
+            else { throw .damaged(path, "an airing row is not what this version writes") }
+            out.append(AiringCampaign(campaign: WatermarkPayload(UInt32(p)), key: airingKey, channels: channels))
+        }
+        return out
+    }
+
+    /// Channels as the file holds them: numbers 0–65535 separated by commas, at least one.
+    public static func channels(_ text: String) -> [UInt16]? {
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false)
+        let values = parts.compactMap { UInt16(String($0.filter { $0 != " " })) }
+        guard !values.isEmpty, values.count == parts.count else { return nil }
+        var seen = Set<UInt16>()
+        return values.filter { seen.insert($0).inserted }
+    }
+
+    /// Adds a campaign, replacing one with the same payload (its airing key too).
     public func add(_ c: Campaign) throws(CatalogueError) {
+        precondition(c.airing.map { $0.campaign == c.payload } ?? true, "the airing campaign is the campaign's")
+        let p = SQLiteDatabase.Value.integer(Int64(c.payload.value))
         do {
+            try db.execute("BEGIN")
             try db.query("INSERT OR REPLACE INTO campaign (payload, name, valid_from, valid_until, sound) VALUES (?, ?, ?, ?, ?)",
-                         [.integer(Int64(c.payload.value)), c.name.map { .text($0) } ?? .null, c.from.map { .text($0) } ?? .null,
+                         [p, c.name.map { .text($0) } ?? .null, c.from.map { .text($0) } ?? .null,
                           c.until.map { .text($0) } ?? .null, .blob(c.sound.bytes)])
+            try db.query("DELETE FROM airing WHERE payload = ?", [p])
+            if let a = c.airing {
+                try db.query("INSERT INTO airing (payload, airing_key, channels) VALUES (?, ?, ?)",
+                             [p, .blob(a.key.bytes), .text(a.channels.map(String.init).joined(separator: ","))])
+            }
+            try db.execute("COMMIT")
         } catch {
+            try? db.execute("ROLLBACK")
             throw .cannotWrite(path, error.message)
         }
     }
@@ -271,6 +331,7 @@ public final class CampaignCatalogue {
     /// Removes a campaign; false when the catalogue did not hold it.
     public func remove(_ payload: WatermarkPayload) throws(CatalogueError) -> Bool {
         do {
+            try db.query("DELETE FROM airing WHERE payload = ?", [.integer(Int64(payload.value))])
             try db.query("DELETE FROM campaign WHERE payload = ?", [.integer(Int64(payload.value))])
             return db.changes > 0
         } catch {
@@ -281,9 +342,11 @@ public final class CampaignCatalogue {
     /// The campaigns, by payload.
     public func campaigns() throws(CatalogueError) -> [Campaign] {
         var out: [Campaign] = []
+        let airing = try airingCampaigns()
         for row in try rows() {
             do {
-                out.append(Campaign(payload: row.payload, name: row.name, from: row.from, until: row.until, sound: try SoundPrint(bytes: row.sound)))
+                out.append(Campaign(payload: row.payload, name: row.name, from: row.from, until: row.until, sound: try SoundPrint(bytes: row.sound),
+                                    airing: airing.first { $0.campaign == row.payload }))
             } catch {
                 throw .damaged(path, "campaign \(row.payload.hex): \(error)")
             }
@@ -343,7 +406,8 @@ public final class CampaignCatalogue {
         }
         guard application == Self.applicationID else { throw .notACatalogue(path, "a SQLite database of another program") }
         guard let version, version <= Self.formatVersion else { throw .newerVersion(path, found: version ?? 0) }
-        guard version == Self.formatVersion else { throw .damaged(path, "format version \(version)") }
+        guard version >= Self.oldestVersion else { throw .damaged(path, "format version \(version)") }
+        hasAiring = version >= 2
         do { check = try db.query("PRAGMA quick_check") } catch { throw .damaged(path, error.message) }
         guard check == [[.text("ok")]] else {
             if case .text(let why)? = check.first?.first { throw .damaged(path, why) }

@@ -66,9 +66,51 @@ import Testing
     @Test func refusesANewerVersion() throws {
         let path = temporary.file("new.hark")
         try CampaignCatalogue.openForWriting(path).add(Campaign(payload: WatermarkPayload(7), sound: try print(3)))
-        try setUserVersion(path, 2)
-        #expect(throws: CatalogueError.newerVersion(path, found: 2)) { try CampaignCatalogue.read(path) }
-        #expect(throws: CatalogueError.newerVersion(path, found: 2)) { try CampaignCatalogue.openForWriting(path) }
+        try setUserVersion(path, 3)
+        #expect(throws: CatalogueError.newerVersion(path, found: 3)) { try CampaignCatalogue.read(path) }
+        #expect(throws: CatalogueError.newerVersion(path, found: 3)) { try CampaignCatalogue.openForWriting(path) }
+    }
+
+    @Test func keepsAiringKeysAndTheirChannels() throws {
+        let path = temporary.file("airing.hark")
+        let key = try AiringKey(bytes: Array(0..<32))
+        let a = Campaign(payload: WatermarkPayload(0xc0ffee42), sound: try print(4),
+                         airing: AiringCampaign(campaign: WatermarkPayload(0xc0ffee42), key: key, channels: [3, 1]))
+        let b = Campaign(payload: WatermarkPayload(0x1234), sound: try print(5))
+        let c = try CampaignCatalogue.openForWriting(path)
+        try c.add(a)
+        try c.add(b)
+        #expect(try CampaignCatalogue.read(path) == [b, a])
+        #expect(try CampaignCatalogue.readForListening(path).airing == [a.airing!])
+        // Added again without a key: its marks carry its payload from now on.
+        var plain = a
+        plain.airing = nil
+        try c.add(plain)
+        #expect(try CampaignCatalogue.readForListening(path).airing.isEmpty)
+        try c.add(a)
+        #expect(try c.remove(a.payload))
+        #expect(try CampaignCatalogue.readForListening(path).airing.isEmpty)
+        #expect(CampaignCatalogue.channels("1,2, 3,2") == [1, 2, 3])
+        #expect(CampaignCatalogue.channels("") == nil && CampaignCatalogue.channels("1,,2") == nil && CampaignCatalogue.channels("70000") == nil)
+    }
+
+    /// A catalogue of the first version (no airing table) is read as it is, and gains the table
+    /// (and version 2) when it is next written.
+    @Test func readsTheFirstVersionAndUpgradesItOnWriting() throws {
+        let path = temporary.file("v1.hark")
+        let a = Campaign(payload: WatermarkPayload(7), sound: try print(6))
+        try CampaignCatalogue.openForWriting(path).add(a)
+        try sql(path, "drop table airing")
+        try setUserVersion(path, 1)
+        #expect(try CampaignCatalogue.read(path) == [a])
+        #expect(try CampaignCatalogue.readForListening(path).airing.isEmpty)
+        var keyed = a
+        keyed.airing = AiringCampaign(campaign: a.payload, key: try AiringKey(bytes: Array(1...16)), channels: [9])
+        try CampaignCatalogue.openForWriting(path).add(keyed)
+        #expect(try CampaignCatalogue.read(path) == [keyed])
+        // A first-version file that claims an airing key is not what any version wrote.
+        try setUserVersion(path, 0)
+        #expect(throws: CatalogueError.damaged(path, "format version 0")) { try CampaignCatalogue.read(path) }
     }
 
     @Test func refusesATruncatedCatalogue() throws {

@@ -340,6 +340,44 @@ final class UncheckedBox<T>: @unchecked Sendable {
         #expect(h.terminate() == 0)
     }
 
+    /// A campaign whose marks carry airing codes, captured through ALSA: aired now, a shake is
+    /// answered with the airing; its recording played back half an hour later is heard as
+    /// stale by a watcher, and no shake is answered, by the mark or by the creative's sound.
+    @Test func anAiringIsFreshNowAndItsRecordingStaleLater() throws {
+        let key = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ss'Z'"
+        for (minutesAgo, fresh) in [(0.0, true), (30.0, false)] {
+            let h = try DaemonHarness()
+            let catalogue = h.dir + "/campaigns.hark"
+            try hark(["generate", "music", h.dir + "/host.wav", "--duration", "24", "--seed", "3"])
+            try hark(["embed", h.dir + "/host.wav", h.dir + "/aired.wav", "--payload", "c0ffee01", "--catalogue", catalogue,
+                      "--airing-key", key, "--channel", "7", "--airing-start", formatter.string(from: Date(timeIntervalSinceNow: -minutesAgo * 60))])
+            let raw = try h.raw(from: h.dir + "/aired.wav", name: "aired.raw")
+            try h.start(config: "catalogue = \(catalogue)\n")
+            let watcher = try h.connect()
+            try watcher.send(["cmd": "watch", "classes": ["detection"]])
+            _ = try watcher.readObject(timeout: 5)
+            let c = try h.connect()
+            h.feed(raw, speed: 4)
+            let answer = try #require(try c.ask(["cmd": "shake", "seconds": 6, "id": "air"], until: "shake", timeout: 30))
+            var heard: [[String: Any]] = []
+            while let o = try watcher.readObject(timeout: 1) { heard.append(o) }
+            let marks = heard.filter { $0["evidence"] as? String != "sound" }
+            if fresh {
+                #expect(answer["result"] as? String == "detected" && answer["payload"] as? String == "c0ffee01", "\(answer)")
+                #expect(answer["airing"] as? String == "fresh" && answer["channel"] as? Int == 7, "\(answer)")
+            } else {
+                #expect(answer["result"] as? String == "none", "\(answer)")
+                #expect(!marks.isEmpty && marks.allSatisfy { $0["airing"] as? String == "stale" }, "\(heard)")
+                #expect(heard.contains { $0["evidence"] as? String == "sound" }, "\(heard)")
+            }
+            #expect(h.terminate() == 0)
+        }
+    }
+
     @Test func aCatalogueThatCannotBeReadIsShownAndTheOldOneKept() throws {
         let h = try DaemonHarness()
         let catalogue = h.dir + "/campaigns.hark"

@@ -93,6 +93,26 @@ import Testing
         #expect(hub.sessionCount == 0)
     }
 
+    @Test func aStaleAiringDoesNotAnswerAShake() {
+        // A recording of an airing played back: watchers hear of it, shakes do not pay for it.
+        let hub = Hub(logger: Logger(label: "test"))
+        let a = Client(hub: hub)
+        hub.tick(streamTime: 10)
+        hub.handle(.shake(seconds: 6, id: "s"), from: a.connection.id)
+        var stale = detection(0xC0FFEE01, time: 11)
+        stale.airing = Airing(campaign: WatermarkPayload(0xC0FFEE01), channel: 7, minute: 29_000_000)
+        stale.airingCode = WatermarkPayload(0x66EEDD8F)
+        stale.stale = true
+        hub.detection(stale, time: 11, start: 8.6)
+        #expect(a.objects().isEmpty)
+        var fresh = stale
+        fresh.stale = false
+        hub.detection(fresh, time: 12, start: 9.6)
+        let out = a.objects()
+        #expect(out.count == 1 && out[0]["airing"] as? String == "fresh" && out[0]["channel"] as? Int == 7, "\(out)")
+        #expect(out[0]["minute"] as? String == "2025-02-19T21:20Z" && out[0]["code"] as? String == "66eedd8f", "\(out)")
+    }
+
     @Test func shakeWithNothingHeardEndsOnAudioTime() {
         let hub = Hub(logger: Logger(label: "test"))
         let a = Client(hub: hub)

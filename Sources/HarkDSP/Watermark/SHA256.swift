@@ -48,6 +48,16 @@ struct SHA256 {
         return h.flatMap { v in (0..<4).map { UInt8(truncatingIfNeeded: v >> (24 - 8 * UInt32($0))) } }
     }
 
+    /// HMAC-SHA-256 (RFC 2104) of `message` under `key`: what the airing code signs with
+    /// (``AiringCode``).
+    static func hmac(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        let block = 64
+        var k = key.count > block ? hash(key) : key
+        k += [UInt8](repeating: 0, count: block - k.count)
+        let inner = hash(k.map { $0 ^ 0x36 } + message)
+        return hash(k.map { $0 ^ 0x5c } + inner)
+    }
+
     @inline(__always)
     private static func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }
 }

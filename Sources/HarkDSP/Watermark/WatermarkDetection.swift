@@ -45,6 +45,24 @@ public struct WatermarkDetection: Sendable, Equatable {
     /// alignments that place allows (``WatermarkDetector/confirm(_:creativeStart:)``), rather
     /// than found by the blind search. Its ``confidence`` is that reading's own bound.
     public var confirmedAtSound = false
+    /// Found beside a catalogue by the blind search, at its own threshold: a payload the
+    /// catalogue does not hold (``WatermarkDetector/decodesUnlisted``).
+    public var unlisted = false
+    /// For a campaign whose marks carry airing codes (``AiringCode``): the airing the code
+    /// names, its channel and UTC minute. ``payload`` is then the campaign's own payload and
+    /// ``airingCode`` what the mark carried.
+    public var airing: Airing?
+    public var airingCode: WatermarkPayload?
+    /// Whether that airing is older than the freshness window (``AiringSchedule/window``): a
+    /// recording played back. A stale detection never answers a shake.
+    public var stale = false
+    /// Whether the campaign's marks carry airing codes: then only a fresh airing heard by its
+    /// mark tells it from a recording, and its sound alone does not answer a shake.
+    public var airingCoded = false
+
+    /// Whether this detection may answer a shake: not stale, and for a campaign with airing
+    /// codes, its fresh mark heard.
+    public var answersShakes: Bool { !stale && (!airingCoded || (airing != nil && markHeard)) }
 
     public init(payload: WatermarkPayload, time: Double, start: Double, score: Double, confidence: Double,
                 copies: Int, clockScale: Double, windowStart: Double? = nil) {

@@ -56,6 +56,10 @@ public final class WatermarkDetector {
     public static let threshold: Double = threshold(payloads: pow(2, Double(WatermarkPayload.bitCount)))
     /// The most payloads a catalogue may hold (beyond a few thousand the threshold gains little).
     public static let maxCatalogue = 4096
+    /// The most payloads a detector listens for at once: a catalogue's, or the airing codes
+    /// valid at one minute (``AiringSchedule/codesPerMinute``; 11 000 for 100 campaigns on 10
+    /// channels ±5 minutes). 448 bytes each.
+    public static let maxPayloads = 16_384
     /// Bentkus and Dzindzalieta's optimal constant, 1 / (4 P(η ≥ √2)) for a standard normal η.
     static let rademacherGaussianConstant = 1 / (2 * erfc(1.0 as Double))
 
@@ -89,10 +93,19 @@ public final class WatermarkDetector {
     /// Score this detector needs: ``threshold`` without a catalogue, lower with one.
     public let threshold: Double
     /// Payloads this detector is limited to (nil: any payload whose CRC matches).
-    public let catalogue: [WatermarkPayload]?
+    public private(set) var catalogue: [WatermarkPayload]?
+    /// Whether, beside the catalogue, marks of any other payload are decoded too, at the blind
+    /// search's own ``threshold`` (9.65) and bound, and reported as
+    /// ``WatermarkDetection/unlisted``: an airing code of a minute no longer listened for, a
+    /// recording replayed (``AiringSchedule``). Decoding runs only where no catalogue codeword
+    /// scored and some codeword could reach the blind threshold.
+    public var decodesUnlisted = false
+    /// How many payloads ``threshold`` was set for: the catalogue's size, or more when it is
+    /// replaced as time goes on (``replaceCatalogue(_:)``).
+    public let catalogueCapacity: Int
     /// Per catalogue entry, ±1 for every (slot, position) of its codeword, padded with zeros to
     /// whole SIMD vectors: `signVectors` vectors per entry, back to back.
-    let catalogueSigns: [SIMD16<Float>]
+    private(set) var catalogueSigns: [SIMD16<Float>]
     /// The campaigns of ``confirmationRivals`` that the catalogue does not hold, each once, and
     /// their signs as ``catalogueSigns`` holds the catalogue's.
     private(set) var rivalPayloads: [WatermarkPayload] = []
@@ -188,16 +201,19 @@ public final class WatermarkDetector {
 
     /// - Parameters:
     ///   - catalogue: report only these payloads, at the lower threshold their number allows
-    ///     (nil or empty: any payload). Duplicates are ignored; at most ``maxCatalogue``.
+    ///     (nil or empty: any payload). Duplicates are ignored; at most ``maxPayloads``.
+    ///   - capacity: the most payloads the catalogue will hold when it is replaced
+    ///     (``replaceCatalogue(_:)``): the threshold is set for this many. Nil: the catalogue's size.
     public init(format: WatermarkFormat, sampleRate: Double, repeatInterval: Double = WatermarkDetector.defaultRepeatInterval,
-                catalogue: [WatermarkPayload]? = nil) throws {
+                catalogue: [WatermarkPayload]? = nil, capacity: Int? = nil) throws {
         guard sampleRate >= 8_000, sampleRate.isFinite else { throw WatermarkDetectorError.rateTooLow(sampleRate) }
         guard format.version == .v1 else { throw WatermarkDetectorError.unreadableVersion(format.version.rawValue) }
-        var unique: [WatermarkPayload] = []
-        for p in catalogue ?? [] where !unique.contains(p) { unique.append(p) }
-        precondition(unique.count <= Self.maxCatalogue, "a catalogue holds at most \(Self.maxCatalogue) payloads")
-        self.catalogue = unique.isEmpty ? nil : unique
-        threshold = unique.isEmpty ? Self.threshold : Self.threshold(payloads: Double(unique.count))
+        let unique = Self.unique(catalogue ?? [])
+        let capacity = max(capacity ?? 0, unique.count)
+        precondition(capacity <= Self.maxPayloads, "a detector listens for at most \(Self.maxPayloads) payloads")
+        self.catalogue = capacity == 0 ? nil : unique
+        catalogueCapacity = capacity
+        threshold = capacity == 0 ? Self.threshold : Self.threshold(payloads: Double(capacity))
         catalogueSigns = unique.flatMap { Self.signs(of: $0, format: format) }
         self.format = format
         self.sampleRate = sampleRate
@@ -523,7 +539,12 @@ public final class WatermarkDetector {
             fill(alignment, newest: newest)
             // An alignment that no codeword could lift over the threshold is not worth decoding.
             guard Double(bound()) >= threshold else { continue }
-            let found = catalogue == nil ? decode(alignment, newest: newest) : match(alignment, newest: newest)
+            var found = catalogue == nil ? decode(alignment, newest: newest) : match(alignment, newest: newest)
+            if found == nil, decodesUnlisted, let catalogue, Double(bound()) >= Self.threshold,
+               var d = decode(alignment, newest: newest), !catalogue.contains(d.payload) {
+                d.unlisted = true
+                found = d
+            }
             if let d = found, d.score > (best?.score ?? -1) { best = d }
         }
         guard let detection = best else { return nil }
@@ -699,8 +720,9 @@ public final class WatermarkDetector {
         guard energy > 0 else { return nil }
         let score = numerator / energy.squareRoot()
         highestDecodedScore = max(highestDecodedScore, score)
-        guard crcMatches, score >= threshold else { return nil }
-        return detection(payload, score: score, candidate: c, newest: newest)
+        // Beside a catalogue (``decodesUnlisted``) a decoded payload faces the blind bound.
+        guard crcMatches, score >= (catalogue == nil ? threshold : Self.threshold) else { return nil }
+        return detection(payload, score: score, candidate: c, newest: newest, blind: true)
     }
 
     /// Scores every catalogue payload's codeword against the pair values in ``values``; the
@@ -722,7 +744,25 @@ public final class WatermarkDetector {
         return detection(catalogue[bestIndex], score: score, candidate: c, newest: newest)
     }
 
-    func detection(_ payload: WatermarkPayload, score: Double, candidate c: Alignment, newest: Int) -> WatermarkDetection {
+    /// Listens for `payloads` from now on, at the threshold set when the detector was made: the
+    /// airing codes of a new minute (``AiringSchedule``). What the detector has heard stays;
+    /// a detector made without a catalogue keeps listening for any payload.
+    public func replaceCatalogue(_ payloads: [WatermarkPayload]) {
+        guard catalogue != nil else { return }
+        let unique = Self.unique(payloads)
+        precondition(unique.count <= catalogueCapacity, "the detector's threshold was set for \(catalogueCapacity) payloads")
+        catalogue = unique
+        catalogueSigns = unique.flatMap { Self.signs(of: $0, format: format) }
+        let rivals = confirmationRivals
+        confirmationRivals = rivals
+    }
+
+    private static func unique(_ payloads: [WatermarkPayload]) -> [WatermarkPayload] {
+        var seen = Set<WatermarkPayload>()
+        return payloads.filter { seen.insert($0).inserted }
+    }
+
+    func detection(_ payload: WatermarkPayload, score: Double, candidate c: Alignment, newest: Int, blind: Bool = false) -> WatermarkDetection {
         let end = Double(newest * hopLength + frameLength) / analysisRate
         // The window's oldest symbol is slot `oldest` of a copy that began `oldest` symbols
         // earlier; a frame centred on its symbol starts (symbol − frame) / 2 into it.
@@ -730,7 +770,7 @@ public final class WatermarkDetector {
         let firstFrame = newest - (c.symbols - 1) * framesPerSymbol
         let start = Double(firstFrame * hopLength) / analysisRate - (WatermarkFormat.symbolDuration - Self.frameDuration) / 2
             - Double(oldest) * WatermarkFormat.symbolDuration
-        let payloads = catalogue.map { Double($0.count) } ?? pow(2, Double(WatermarkPayload.bitCount))
+        let payloads = catalogue == nil || blind ? pow(2, Double(WatermarkPayload.bitCount)) : Double(catalogueCapacity)
         let bound = Self.candidatesPerHour * payloads * Self.tailBound(score)
         return WatermarkDetection(payload: payload, time: end, start: start, score: score,
                                   confidence: max(0, min(1, 1 - bound)), copies: max(1, c.symbols / WatermarkFormat.symbolsPerCopy),

@@ -19,6 +19,7 @@ import HarkFFT
 /// arrives. ``finish(into:)`` delivers the rest. Memory is constant.
 public final class WatermarkEmbedder {
     public let format: WatermarkFormat
+    /// The payload of the first copy (of every copy unless the payload changes by copy).
     public let payload: WatermarkPayload
     public let sampleRate: Double
     /// Tone power re the tone's share of the masking threshold, dB.
@@ -30,16 +31,16 @@ public final class WatermarkEmbedder {
     /// The short-time envelope of each part of the band (``TemporalBand``); each tone follows
     /// its own part's.
     private var temporal: [TemporalBand]
-    /// Per slot and tone: the index of its part in `temporal`.
-    private let activeTemporal: [[Int]]
     private let hop: Int
     private let gain: Double
-    private let activeFrequency: [[Double]]
-    private let activePhase: [[Double]]
-    /// Per slot and tone: the masking partition and the share of its threshold the tone may use.
-    private let activePartition: [[Int]]
-    private let activeShare: [[Double]]
+    /// The payload of each copy, by its index on the copy timeline (copy 0 begins
+    /// ``copyOffset`` seconds before the first host sample).
+    private let payloadOfCopy: (Int) -> WatermarkPayload
+    /// The tones of the copy being synthesised, and that copy's index.
+    private var active: ActiveTones
+    private var activeCopy = 0
     private let copyOffset: Double
+    private let temporalParts: [(tones: ClosedRange<Double>, filter: ClosedRange<Double>)]
 
     // Host history for analysis frames, and the thresholds of recent frames.
     private var host: [Float] = []
@@ -68,12 +69,29 @@ public final class WatermarkEmbedder {
                       copyOffset: copyOffset, temporalParts: TemporalBand.partCount)
     }
 
+    /// A mark whose payload changes from copy to copy: `payloadOfCopy(k)` is the payload of
+    /// copy `k` of the copy timeline, whose copy 0 begins `copyOffset` seconds before the
+    /// first host sample (an airing code, ``AiringCode``, changes it every 25 copies, a minute).
+    /// Each symbol fades in and out (``WatermarkFormat/rampDuration``), so a payload changes
+    /// between two copies without a click.
+    public convenience init(format: WatermarkFormat, sampleRate: Double, strength: Double? = nil, copyOffset: Double = 0,
+                            payloadOfCopy: @escaping (Int) -> WatermarkPayload) throws {
+        try self.init(format: format, payloadOfCopy: payloadOfCopy, sampleRate: sampleRate, strength: strength,
+                      copyOffset: copyOffset, temporalParts: TemporalBand.partCount)
+    }
+
     /// `temporalParts`: how many parts of the band follow their own envelope (tests compare
     /// the one envelope the embedder used to have with the default).
-    init(format: WatermarkFormat, payload: WatermarkPayload, sampleRate: Double,
-         strength: Double?, copyOffset: Double, temporalParts: Int) throws {
+    convenience init(format: WatermarkFormat, payload: WatermarkPayload, sampleRate: Double,
+                     strength: Double?, copyOffset: Double, temporalParts: Int) throws {
+        try self.init(format: format, payloadOfCopy: { _ in payload }, sampleRate: sampleRate, strength: strength,
+                      copyOffset: copyOffset, temporalParts: temporalParts)
+    }
+
+    private init(format: WatermarkFormat, payloadOfCopy: @escaping (Int) -> WatermarkPayload, sampleRate: Double,
+                 strength: Double?, copyOffset: Double, temporalParts: Int) throws {
         self.format = format
-        self.payload = payload
+        self.payloadOfCopy = payloadOfCopy
         self.sampleRate = sampleRate
         let strength = strength ?? format.profile.defaultStrength
         self.strength = strength
@@ -82,41 +100,34 @@ public final class WatermarkEmbedder {
         self.model = model
         hop = model.hop
         gain = pow(10, strength / 10)
-        let symbolBits = format.symbolBits(for: payload)
-        var af: [[Double]] = [], ap: [[Double]] = [], apart: [[Int]] = [], ashare: [[Double]] = []
-        for slot in 0..<WatermarkFormat.symbolsPerCopy {
-            var f: [Double] = [], p: [Double] = []
-            for position in 0..<WatermarkFormat.bitsPerSymbol {
-                let side = symbolBits[slot][position] ? 1 : 0
-                for pair in 0..<WatermarkFormat.pairsPerBit {
-                    f.append(format.frequency[slot][position][pair][side])
-                    p.append(format.phase[slot][position][pair][side])
-                }
-            }
-            let barks = f.map(MaskingModel.bark)
-            af.append(f)
-            ap.append(p)
-            apart.append(f.map { model.partition(of: $0) })
-            ashare.append(barks.map { z in 1 / Double(barks.filter { abs($0 - z) <= 0.5 }.count) })
-        }
-        activeFrequency = af
-        activePhase = ap
-        activePartition = apart
-        activeShare = ashare
         thresholds = [[Double]](repeating: [Double](repeating: 0, count: model.partitionCount), count: ring)
         frame = [Float](repeating: 0, count: model.frameLength)
         let grid = format.grid
         let parts = TemporalBand.parts(of: grid.first!...grid.last!, count: temporalParts, sampleRate: sampleRate)
+        self.temporalParts = parts
         let ring = self.ring
         temporal = parts.map { TemporalBand(sampleRate: sampleRate, band: $0.filter, ring: ring) }
-        activeTemporal = af.map { slot in slot.map { f in parts.lastIndex { $0.tones.lowerBound <= f } ?? 0 } }
+        activeCopy = Self.copy(ofSymbol: Self.symbol(at: copyOffset))
+        let first = payloadOfCopy(activeCopy)
+        payload = first
+        active = ActiveTones(payload: first, format: format, model: model, parts: parts)
         latency = model.frameLength / 2 + 2 * hop
     }
 
-    /// The tones `slot` plays for this payload: frequency, masking partition, and the share of
-    /// that partition's threshold each may use.
+    /// The tones `slot` plays for the first copy's payload: frequency, masking partition, and
+    /// the share of that partition's threshold each may use.
     func tones(slot: Int) -> [(frequency: Double, partition: Int, share: Double)] {
-        activeFrequency[slot].indices.map { (activeFrequency[slot][$0], activePartition[slot][$0], activeShare[slot][$0]) }
+        active.frequency[slot].indices.map { (active.frequency[slot][$0], active.partition[slot][$0], active.share[slot][$0]) }
+    }
+
+    /// The symbol of the copy timeline that time `t` (seconds on it) falls in.
+    private static func symbol(at t: Double) -> Int { Int((t / WatermarkFormat.symbolDuration).rounded(.down)) }
+
+    /// The copy that symbol `symbol` of the timeline belongs to (symbols before the origin
+    /// belong to negative copies).
+    private static func copy(ofSymbol symbol: Int) -> Int {
+        let S = WatermarkFormat.symbolsPerCopy
+        return symbol >= 0 ? symbol / S : -((-symbol + S - 1) / S)
     }
 
     /// Adds host samples; appends the watermark samples that are now ready to `out`.
@@ -214,7 +225,7 @@ public final class WatermarkEmbedder {
     /// The amplitude tone `i` of `slot` may have at frame `m`.
     private func amplitude(slot: Int, tone i: Int, frame m: Int) -> Double {
         guard m < framesDone else { return 0 }
-        let power = thresholds[m % ring][activePartition[slot][i]] * activeShare[slot][i] * gain
+        let power = thresholds[m % ring][active.partition[slot][i]] * active.share[slot][i] * gain
         return (2 * power).squareRoot()
     }
 
@@ -235,6 +246,12 @@ public final class WatermarkEmbedder {
             let end = min(Int(symbolEnd), (frame + 1) * hop, limit)
             let count = max(1, end - n)
             let slot = ((symbol % WatermarkFormat.symbolsPerCopy) + WatermarkFormat.symbolsPerCopy) % WatermarkFormat.symbolsPerCopy
+            let copy = Self.copy(ofSymbol: symbol)
+            if copy != activeCopy {
+                activeCopy = copy
+                let p = payloadOfCopy(copy)
+                if p != active.payload { active = ActiveTones(payload: p, format: format, model: model, parts: temporalParts) }
+            }
             // Each part's tones summed in a row of their own, then weighted by its envelope.
             let parts = temporal.count
             if partTones.count < parts * count {
@@ -243,18 +260,18 @@ public final class WatermarkEmbedder {
             }
             partTones.withUnsafeMutableBufferPointer { block in
                 block.update(repeating: 0)
-                for i in activeFrequency[slot].indices {
+                for i in active.frequency[slot].indices {
                     let a0 = amplitude(slot: slot, tone: i, frame: frame)
                     let a1 = amplitude(slot: slot, tone: i, frame: frame + 1)
                     if a0 == 0 && a1 == 0 { continue }
-                    let omega = 2 * Double.pi * activeFrequency[slot][i] / fs
+                    let omega = 2 * Double.pi * active.frequency[slot][i] / fs
                     // Absolute phase: 2π f t + φ, so a tone is continuous within its symbol.
-                    var theta = omega * (Double(n) - symbolStart) + activePhase[slot][i]
-                        + 2 * Double.pi * activeFrequency[slot][i] * (symbolStart / fs)
+                    var theta = omega * (Double(n) - symbolStart) + active.phase[slot][i]
+                        + 2 * Double.pi * active.frequency[slot][i] * (symbolStart / fs)
                     theta = theta.truncatingRemainder(dividingBy: 2 * Double.pi)
                     var c = cos(theta), s = sin(theta)
                     let cd = cos(omega), sd = sin(omega)
-                    let row = activeTemporal[slot][i] * count
+                    let row = active.temporal[slot][i] * count
                     for j in 0..<count {
                         let frac = Double(n + j - frame * hop) / Double(hop)
                         block[row + j] += (a0 + (a1 - a0) * frac) * s
@@ -302,6 +319,45 @@ public final class WatermarkEmbedder {
             host.removeFirst(drop)
             hostStart += drop
         }
+    }
+}
+
+/// The tones one payload sounds in each slot of a copy.
+private struct ActiveTones {
+    let payload: WatermarkPayload
+    let frequency: [[Double]]
+    let phase: [[Double]]
+    /// Per slot and tone: the masking partition and the share of its threshold the tone may use.
+    let partition: [[Int]]
+    let share: [[Double]]
+    /// Per slot and tone: the index of its part of the band (``TemporalBand``).
+    let temporal: [[Int]]
+
+    init(payload: WatermarkPayload, format: WatermarkFormat, model: MaskingModel,
+         parts: [(tones: ClosedRange<Double>, filter: ClosedRange<Double>)]) {
+        self.payload = payload
+        let symbolBits = format.symbolBits(for: payload)
+        var af: [[Double]] = [], ap: [[Double]] = [], apart: [[Int]] = [], ashare: [[Double]] = []
+        for slot in 0..<WatermarkFormat.symbolsPerCopy {
+            var f: [Double] = [], p: [Double] = []
+            for position in 0..<WatermarkFormat.bitsPerSymbol {
+                let side = symbolBits[slot][position] ? 1 : 0
+                for pair in 0..<WatermarkFormat.pairsPerBit {
+                    f.append(format.frequency[slot][position][pair][side])
+                    p.append(format.phase[slot][position][pair][side])
+                }
+            }
+            let barks = f.map(MaskingModel.bark)
+            af.append(f)
+            ap.append(p)
+            apart.append(f.map { model.partition(of: $0) })
+            ashare.append(barks.map { z in 1 / Double(barks.filter { abs($0 - z) <= 0.5 }.count) })
+        }
+        frequency = af
+        phase = ap
+        partition = apart
+        share = ashare
+        temporal = af.map { slot in slot.map { f in parts.lastIndex { $0.tones.lowerBound <= f } ?? 0 } }
     }
 }
 

@@ -13,10 +13,14 @@ struct CampaignsOnAir {
     private(set) var path: String?
     /// Every campaign of the file, by its payload and dates; their sound lives in `index`.
     private(set) var campaigns: [CampaignDates] = []
+    /// The file's campaigns whose marks carry airing codes.
+    private(set) var airing: [AiringCampaign] = []
+    /// Those of them on air today: heard by their codes, never by their payload.
+    private(set) var airingOnAir: [AiringCampaign] = []
     private(set) var error: String?
     /// The day (UTC) ``search`` was chosen for.
     private(set) var day = ""
-    /// The campaigns on air that day, for the mark.
+    /// The campaigns on air that day whose marks carry their payload, for the mark.
     private(set) var payloadsOnAir: [WatermarkPayload] = []
     /// The campaigns' sound for the pipeline, those off air set aside (nil: no catalogue, or
     /// none on air).
@@ -34,9 +38,10 @@ struct CampaignsOnAir {
             return had.map { "catalogue \($0) no longer configured: listening for marks alone" }
         }
         do {
-            let (read, built) = try Self.index(path)
+            let (read, built, keyed) = try Self.index(path)
             (self.path, error, day) = (path, nil, "")
             campaigns = read
+            airing = keyed
             index = built
             // What building the index freed (its scaffolding, the file's pages) goes back to the
             // system before the pipeline that listens with it allocates its own: glibc keeps it
@@ -57,15 +62,19 @@ struct CampaignsOnAir {
 
     /// The campaigns of the catalogue at `path` and the index of their sound (nil: none), the
     /// file closed when this returns.
-    private static func index(_ path: String) throws -> ([CampaignDates], SoundIndex?) {
+    private static func index(_ path: String) throws -> ([CampaignDates], SoundIndex?, [AiringCampaign]) {
         let read = try CampaignCatalogue.readForListening(path)
         guard read.campaigns.count <= WatermarkDetector.maxCatalogue else {
             throw CatalogueError.damaged(path, "\(read.campaigns.count) campaigns; harkd listens for at most \(WatermarkDetector.maxCatalogue)")
         }
+        let codes = read.campaigns.count + AiringSchedule(campaigns: read.airing).codesPerMinute
+        guard codes <= WatermarkDetector.maxPayloads else {
+            throw CatalogueError.damaged(path, "\(codes) payloads and airing codes a minute; harkd listens for at most \(WatermarkDetector.maxPayloads)")
+        }
         // Read from the file one creative at a time as the index is built.
         let index = read.campaigns.isEmpty ? nil : SoundIndex(readings: read.readings)
         if let failure = read.readings.failure { throw failure }
-        return (read.campaigns, index)
+        return (read.campaigns, index, read.airing)
     }
 
     /// Picks the campaigns on air on `today`; returns whether that changed what is listened for.
@@ -74,13 +83,15 @@ struct CampaignsOnAir {
         guard today != day else { return false }
         day = today
         let onAir = campaigns.indices.filter { campaigns[$0].isOnAir(on: today) }
-        let before = payloadsOnAir
-        payloadsOnAir = onAir.map { campaigns[$0].payload }
+        let before = (payloadsOnAir, airingOnAir)
+        let keyed = Set(airing.map(\.campaign))
+        payloadsOnAir = onAir.map { campaigns[$0].payload }.filter { !keyed.contains($0) }
+        airingOnAir = airing.filter { a in onAir.contains { campaigns[$0].payload == a.campaign } }
         // harkd's sessions need every confirmation (repeat interval 0), as for the mark.
         search = onAir.isEmpty ? nil : index.map {
             AnalysisPipeline.SoundSearch(index: $0, payloads: campaigns.map(\.payload),
                                          offAir: Set(campaigns.indices).subtracting(onAir), repeatInterval: 0)
         }
-        return before != payloadsOnAir
+        return before.0 != payloadsOnAir || before.1 != airingOnAir
     }
 }

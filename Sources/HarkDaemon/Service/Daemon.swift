@@ -74,7 +74,7 @@ public final class Daemon: Service, Sendable {
     /// among none but the listed payloads, if any, else any payload).
     static func analysisSettings(_ c: DaemonConfiguration, _ onAir: CampaignsOnAir) -> AnalysisLoop.Settings {
         AnalysisLoop.Settings(key: c.watermarkKey, profile: c.watermarkProfile, catalogue: onAir.search == nil ? c.catalogue : onAir.payloadsOnAir,
-                              sound: onAir.search, calibration: c.calibration, levelInterval: c.levelInterval,
+                              sound: onAir.search, airing: onAir.airingOnAir, calibration: c.calibration, levelInterval: c.levelInterval,
                               reportInterval: c.reportInterval, device: c.capture.device)
     }
 

@@ -18,6 +18,9 @@ final class AnalysisLoop: Sendable {
         var catalogue: [WatermarkPayload] = []
         /// The catalogue's campaigns on air, listened for by their sound too.
         var sound: AnalysisPipeline.SoundSearch?
+        /// The catalogue's campaigns on air whose marks carry airing codes, listened for by the
+        /// codes of the minutes around the wall clock's.
+        var airing: [AiringCampaign] = []
         var calibration: Double
         var levelInterval: Double
         var reportInterval: Double
@@ -44,9 +47,13 @@ final class AnalysisLoop: Sendable {
             p.reportInterval = settings.reportInterval
             // harkd's sessions need every confirmation; the hub applies each client's own
             // memory of which airings it was sent (AiringMemory).
-            p.watermark = AnalysisPipeline.WatermarkSearch(key: settings.key, profile: settings.profile,
-                                                           catalogue: settings.catalogue.isEmpty ? nil : settings.catalogue,
-                                                           repeatInterval: 0)
+            // A catalogue whose every campaign on air is airing-coded lists no payload but its codes.
+            let listed = settings.catalogue.isEmpty && settings.airing.isEmpty ? nil : settings.catalogue
+            p.watermark = AnalysisPipeline.WatermarkSearch(
+                key: settings.key, profile: settings.profile, catalogue: listed, repeatInterval: 0,
+                airing: settings.airing.isEmpty ? nil : AnalysisPipeline.AiringListening(schedule: AiringSchedule(campaigns: settings.airing)) {
+                    Date().timeIntervalSince1970
+                })
             p.sound = settings.sound
             pipeline = try AnalysisPipeline(p)
         }

@@ -40,6 +40,11 @@ public struct JSONLine {
         text += Self.number(value, decimals: decimals)
     }
 
+    public mutating func add(_ k: String, integers: [Int]) {
+        key(k)
+        text += "[" + integers.map(String.init).joined(separator: ",") + "]"
+    }
+
     public mutating func add(_ k: String, strings: [String]) {
         key(k)
         text += "[" + strings.map(Self.quoted).joined(separator: ",") + "]"
@@ -118,13 +123,26 @@ extension JSONLine {
     /// harkd share. The mark's `confidence` and `score` are null when only the sound was heard;
     /// `sound_votes` and `offset` (seconds into the creative) appear when the sound was;
     /// `mark` says how the mark was read: `search` (found by itself) or `at-sound` (its
-    /// campaign's codeword confirmed where the sound placed the creative).
+    /// campaign's codeword confirmed where the sound placed the creative). A campaign whose
+    /// marks carry airing codes adds `airing` (`fresh` or `stale`), `channel`, `minute` (UTC)
+    /// and `code` (what the mark carried); a detection by sound alone just after a stale mark
+    /// of its campaign is `"airing":"stale"` too.
     public mutating func addDetectionFields(_ d: WatermarkDetection) {
         add("evidence", d.evidence.rawValue)
         add("confidence", d.markHeard ? d.confidence : nil, decimals: 6)
         add("score", d.markHeard ? d.score : nil, decimals: 2)
         add("copies", d.copies)
         if d.markHeard { add("mark", d.confirmedAtSound ? "at-sound" : "search") }
+        if let airing = d.airing {
+            add("airing", d.stale ? "stale" : "fresh")
+            add("channel", Int(airing.channel))
+            add("minute", UTCTime.minute(airing.minute))
+            if let code = d.airingCode { add("code", code.hex) }
+        } else if d.stale {
+            add("airing", "stale")
+        } else if d.airingCoded {
+            add("airing", "unknown")
+        }
         if let votes = d.soundVotes { add("sound_votes", votes) }
         if let offset = d.creativeOffset { add("offset", offset, decimals: 3) }
     }

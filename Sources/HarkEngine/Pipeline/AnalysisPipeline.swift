@@ -43,13 +43,48 @@ public final class AnalysisPipeline {
         public var catalogue: [WatermarkPayload]?
         /// Seconds of absence before a payload is reported again (0: every confirmation).
         public var repeatInterval: Double
+        /// Campaigns whose marks carry airing codes, listened for beside the catalogue.
+        public var airing: AiringListening?
 
         public init(key: WatermarkKey, profile: WatermarkProfile = .tv, catalogue: [WatermarkPayload]? = nil,
-                    repeatInterval: Double = WatermarkDetector.defaultRepeatInterval) {
+                    repeatInterval: Double = WatermarkDetector.defaultRepeatInterval, airing: AiringListening? = nil) {
             self.key = key
             self.profile = profile
             self.catalogue = catalogue
             self.repeatInterval = repeatInterval
+            self.airing = airing
+        }
+    }
+
+    /// Airing codes to listen for (``AiringCode``): the schedule's codes for the minutes within
+    /// its window of the audio's own UTC time, renewed as each minute turns; a mark of the
+    /// campaigns' codes from an older minute, up to ``staleHorizon``, is reported as stale.
+    public struct AiringListening: Sendable {
+        public var schedule: AiringSchedule
+        /// UTC (seconds since 1970) of the pipeline's first sample: a recording's time runs
+        /// with its samples.
+        public var startUTC: Double
+        /// The wall clock (UTC seconds since 1970), when the audio is live: a capture's sample
+        /// clock drifts from it by up to a hundred parts per million, seconds a day.
+        public var clock: (@Sendable () -> Double)?
+        /// Minutes before now that a code heard outside the window is looked for: what a
+        /// recording replayed within this is reported as (stale); one older than this is an
+        /// unknown mark, not reported.
+        public var staleHorizon: Int
+
+        public static let defaultStaleHorizon = 60
+
+        public init(schedule: AiringSchedule, startUTC: Double, staleHorizon: Int = AiringListening.defaultStaleHorizon) {
+            self.schedule = schedule
+            self.startUTC = startUTC
+            self.staleHorizon = staleHorizon
+        }
+
+        /// Live audio, its minutes told by `clock`.
+        public init(schedule: AiringSchedule, staleHorizon: Int = AiringListening.defaultStaleHorizon,
+                    clock: @escaping @Sendable () -> Double) {
+            self.init(schedule: schedule, startUTC: clock(), staleHorizon: staleHorizon)
+            self.clock = clock
         }
     }
 
@@ -114,8 +149,17 @@ public final class AnalysisPipeline {
     /// Times the sound's matcher was replaced by a new one after ``SoundSearch/restartAfter``.
     public private(set) var soundRestarts = 0
     /// Per campaign, when each witness last heard it (pipeline seconds), and its last reading.
-    private var lastMark: [WatermarkPayload: (time: Double, score: Double, confidence: Double)] = [:]
+    private var lastMark: [WatermarkPayload: (time: Double, score: Double, confidence: Double, airing: Airing?)] = [:]
     private var lastSound: [WatermarkPayload: (time: Double, votes: Int, offset: Double?)] = [:]
+    /// Per campaign, when a stale airing of it was last heard (pipeline seconds).
+    private var lastStale: [WatermarkPayload: Double] = [:]
+    /// The campaigns whose marks carry airing codes.
+    private lazy var airingCampaigns = Set(settings.watermark?.airing?.schedule.campaigns.map(\.campaign) ?? [])
+    /// The airing codes listened for now, with what each names, and the minute they are for.
+    private var airingCodes: [WatermarkPayload: Airing] = [:]
+    private var airingMinute: Int64?
+    /// Codes heard outside the window, and the past airing each turned out to be (nil: none).
+    private var pastAirings: [WatermarkPayload: Airing?] = [:]
     private let levelFrames: Int?
     private let reportFrames: Int?
     private var sinceLevel = 0
@@ -154,8 +198,11 @@ public final class AnalysisPipeline {
 
     private static func makeDetector(_ s: Settings) throws -> WatermarkDetector? {
         guard let w = s.watermark else { return nil }
+        // Airing codes join the catalogue; its threshold is set for every code of a minute.
+        let capacity = w.airing.map { (w.catalogue?.count ?? 0) + $0.schedule.codesPerMinute }
         let detector = try WatermarkDetector(format: WatermarkFormat(key: w.key, profile: w.profile), sampleRate: s.sampleRate,
-                                             repeatInterval: w.repeatInterval, catalogue: w.catalogue)
+                                             repeatInterval: w.repeatInterval, catalogue: w.catalogue, capacity: capacity)
+        detector.decodesUnlisted = w.airing != nil
         // A confirmation at the sound's place must outscore every campaign the sound knows too.
         detector.confirmationRivals = s.sound?.payloads ?? []
         return detector
@@ -176,6 +223,7 @@ public final class AnalysisPipeline {
     /// survive a gap in the audio.
     public func restartWatermarkSearch() throws {
         detector = try Self.makeDetector(settings)
+        airingMinute = nil
         detectorOrigin = time
         listener = try Self.makeListener(settings)
         listenerOrigin = time
@@ -185,11 +233,13 @@ public final class AnalysisPipeline {
     public func process(_ samples: UnsafeBufferPointer<Float>, emit: (Output) throws -> Void) throws {
         bands?.process(samples)
         if let detector {
+            renewAiringCodes(detector)
             for var d in detector.process(samples) {
                 d.time += detectorOrigin
                 d.start += detectorOrigin
                 d.windowStart += detectorOrigin
-                try emit(.detection(fuse(d)))
+                guard let placed = placeAiring(d) else { continue }
+                try emit(.detection(fuse(placed)))
             }
         }
         if var listener, let search = settings.sound {
@@ -253,6 +303,8 @@ public final class AnalysisPipeline {
         let now = Double(frames + count) / settings.sampleRate
         for lead in listener.leads(limit: WatermarkDetector.confirmationsPerInterval) where !search.offAir.contains(lead.reference) {
             let payload = search.payloads[lead.reference]
+            // An airing campaign's own payload never airs: its codes are what the search hears.
+            if airingCampaigns.contains(payload) { continue }
             if let m = lastMark[payload], now - m.time < max(w.repeatInterval, WatermarkFormat.copyDuration) { continue }
             let start = lead.creativeStart + listenerOrigin
             guard var d = detector.confirm(payload, creativeStart: start - detectorOrigin) else { continue }
@@ -262,18 +314,53 @@ public final class AnalysisPipeline {
             d.evidence = .markAndSound
             d.soundVotes = lead.votes
             d.creativeOffset = d.time - start
-            lastMark[payload] = (d.time, d.score, d.confidence)
+            lastMark[payload] = (d.time, d.score, d.confidence, nil)
             try emit(.detection(d))
         }
     }
 
+    /// When the audio's UTC minute has turned, listens for the codes valid in the new one.
+    private func renewAiringCodes(_ detector: WatermarkDetector) {
+        guard let airing = settings.watermark?.airing else { return }
+        let minute = AiringCode.minute(atUTC: airing.clock?() ?? airing.startUTC + time)
+        guard minute != airingMinute else { return }
+        airingMinute = minute
+        let listed = settings.watermark?.catalogue ?? []
+        airingCodes = airing.schedule.codes(around: minute, reserved: Set(listed))
+        detector.replaceCatalogue(listed + airingCodes.keys)
+        if pastAirings.count > 256 { pastAirings = [:] }
+    }
+
+    /// A detection of an airing code as its campaign's, with the airing it names; a code heard
+    /// outside the window as the stale airing it was, if the campaigns made it within the
+    /// horizon; nil for an unknown mark.
+    private func placeAiring(_ heard: WatermarkDetection) -> WatermarkDetection? {
+        var d = heard
+        if let airing = airingCodes[d.payload] {
+            (d.airingCode, d.payload, d.airing) = (d.payload, airing.campaign, airing)
+            return d
+        }
+        guard d.unlisted else { return d }
+        guard let listening = settings.watermark?.airing, let minute = airingMinute else { return nil }
+        if pastAirings[d.payload] == nil {
+            pastAirings[d.payload] = .some(listening.schedule.pastAiring(of: d.payload, before: minute, horizon: listening.staleHorizon))
+        }
+        guard let past = pastAirings[d.payload] ?? nil else { return nil }
+        (d.airingCode, d.payload, d.airing, d.stale) = (d.payload, past.campaign, past, true)
+        lastStale[past.campaign] = d.time
+        return d
+    }
+
     /// Adds to a detection what the other witness heard of the same campaign within
-    /// ``fusionWindow``.
+    /// ``fusionWindow``. The sound of a campaign whose mark was just heard stale is the same
+    /// recording played back: it is stale too.
     private func fuse(_ heard: WatermarkDetection) -> WatermarkDetection {
         var d = heard
         let recent = { (t: Double) in d.time - t <= Self.fusionWindow }
+        if let t = lastStale[d.payload], recent(t) { d.stale = true }
+        d.airingCoded = airingCampaigns.contains(d.payload)
         if heard.evidence == .mark {
-            lastMark[d.payload] = (d.time, d.score, d.confidence)
+            if !d.stale { lastMark[d.payload] = (d.time, d.score, d.confidence, d.airing) }
             if let s = lastSound[d.payload], recent(s.time) {
                 d.evidence = .markAndSound
                 d.soundVotes = s.votes
@@ -285,6 +372,7 @@ public final class AnalysisPipeline {
                 d.evidence = .markAndSound
                 d.score = m.score
                 d.confidence = m.confidence
+                d.airing = m.airing
             }
         }
         return d

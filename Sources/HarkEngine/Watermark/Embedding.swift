@@ -15,14 +15,40 @@ public struct EmbedOptions: Sendable {
     public var profile: WatermarkProfile
     /// The format on air unless a study asks for another (``WatermarkFormat/Version``).
     public var version: WatermarkFormat.Version
+    /// Airing codes instead of ``payload``: each copy carries the code of its channel and the
+    /// UTC minute it airs in (``AiringCode``).
+    public var airing: AiringCoding?
+
+    public struct AiringCoding: Sendable {
+        public var key: AiringKey
+        public var channel: UInt16
+        /// UTC (seconds since 1970) at which the first sample airs.
+        public var startUTC: Double
+
+        public init(key: AiringKey, channel: UInt16, startUTC: Double) {
+            (self.key, self.channel, self.startUTC) = (key, channel, startUTC)
+        }
+    }
 
     public init(payload: WatermarkPayload, key: WatermarkKey, strength: Double? = nil, profile: WatermarkProfile = .tv,
-                version: WatermarkFormat.Version = .v1) {
+                version: WatermarkFormat.Version = .v1, airing: AiringCoding? = nil) {
         self.payload = payload
         self.key = key
         self.strength = strength
         self.profile = profile
         self.version = version
+        self.airing = airing
+    }
+
+    /// The embedder these options ask for.
+    func embedder(format: WatermarkFormat, sampleRate: Double) throws -> WatermarkEmbedder {
+        guard let airing else { return try WatermarkEmbedder(format: format, payload: payload, sampleRate: sampleRate, strength: strength) }
+        // Copies on UTC multiples of 2.4 s: each lies within one minute.
+        let offset = AiringCode.copyOffset(firstSampleUTC: airing.startUTC)
+        let origin = airing.startUTC - offset
+        return try WatermarkEmbedder(format: format, sampleRate: sampleRate, strength: strength, copyOffset: offset) {
+            AiringCode.payload(key: airing.key, channel: airing.channel, copy: $0, originUTC: origin)
+        }
     }
 }
 
@@ -109,8 +135,7 @@ public enum Embedding {
         let reader = try SoundFileReader(path: input)
         let channels = reader.channels
         let rate = Double(reader.sampleRate)
-        let embedder = try WatermarkEmbedder(format: format, payload: options.payload, sampleRate: rate,
-                                             strength: options.strength)
+        let embedder = try options.embedder(format: format, sampleRate: rate)
         let hostBands = try ThirdOctaveBands(sampleRate: rate)
         let markBands = try ThirdOctaveBands(sampleRate: rate)
         var blocks = MonoBlockReader(reader)

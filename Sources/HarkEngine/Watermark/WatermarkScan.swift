@@ -10,13 +10,14 @@ public enum WatermarkScan {
     ///   - profile: the band the marks were embedded in.
     ///   - catalogue: report only these payloads (nil: any payload).
     ///   - sound: also listen for these creatives by their own sound.
+    ///   - airing: also listen for these campaigns' airing codes.
     @discardableResult
     public static func run(source: AudioSource, key: WatermarkKey, profile: WatermarkProfile = .tv, catalogue: [WatermarkPayload]? = nil,
-                           sound: AnalysisPipeline.SoundSearch? = nil,
+                           sound: AnalysisPipeline.SoundSearch? = nil, airing: AnalysisPipeline.AiringListening? = nil,
                            emit: (WatermarkDetection) throws -> Void) throws -> Int {
         var settings = AnalysisPipeline.Settings(sampleRate: Double(source.sampleRate))
         settings.meter = false
-        settings.watermark = AnalysisPipeline.WatermarkSearch(key: key, profile: profile, catalogue: catalogue)
+        settings.watermark = AnalysisPipeline.WatermarkSearch(key: key, profile: profile, catalogue: catalogue, airing: airing)
         settings.sound = sound
         let pipeline = try AnalysisPipeline(settings)
         var blocks = MonoBlockReader(source)

@@ -36,6 +36,9 @@ struct CatalogueCommand: ParsableCommand {
 
         func validate() throws {
             do { _ = try WatermarkPayload(hex: payload) } catch { throw ValidationError("--payload: \(error)") }
+            if (campaign.airingKey == nil) != (campaign.channels == nil) {
+                throw ValidationError("--airing-key and --channels go together: the key's codes are per channel")
+            }
         }
 
         func run() throws {
@@ -71,12 +74,14 @@ struct CatalogueCommand: ParsableCommand {
                     j.add("seconds", c.sound.duration, decimals: 2)
                     j.add("landmarks", c.sound.landmarks.count)
                     j.add("bytes", c.sound.bytes.count)
+                    if let a = c.airing { j.add("airing_channels", integers: a.channels.map(Int.init)) }
                     try out.write(line: j.line)
                 } else {
                     let dates = "\(c.from ?? "…") to \(c.until ?? "…")"
                     try out.write(line: String(format: "%@  %@  %6.1f s  %6d bytes  %@%@", c.payload.hex.padding(toLength: 8, withPad: " ", startingAt: 0),
                                                dates, c.sound.duration, c.sound.bytes.count, c.isOnAir(on: today) ? "on air" : "off air",
-                                               c.name.map { "  " + $0 } ?? ""))
+                                               c.name.map { "  " + $0 } ?? "")
+                        + (c.airing.map { "  airing codes on channels " + $0.channels.map(String.init).joined(separator: ",") } ?? ""))
                 }
             }
             if !json && campaigns.isEmpty { try out.write(line: "\(catalogue): no campaigns") }
@@ -127,7 +132,27 @@ struct CampaignOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Last day on air, YYYY-MM-DD (UTC).", valueName: "date"))
     var until: String?
 
+    @Option(help: ArgumentHelp("""
+        The campaign's airing key (32 to 128 hex digits): its marks carry airing codes, a         payload per channel and UTC minute, instead of --payload (docs/watermark.md, Airing codes).
+        """, valueName: "hex"))
+    var airingKey: String?
+
+    @Option(help: ArgumentHelp("With --airing-key: the channels it airs on, numbers 0-65535 separated by commas.", valueName: "n,…"))
+    var channels: String?
+
+    /// Whether any option describing the campaign was given.
+    var given: Bool { name != nil || from != nil || until != nil || airingKey != nil || channels != nil }
+
+    /// The parsed airing key, if one was given (validated already).
+    var parsedAiringKey: AiringKey? { airingKey.flatMap { try? AiringKey(hex: $0) } }
+
     func validate() throws {
+        if let airingKey {
+            do { _ = try AiringKey(hex: airingKey) } catch { throw ValidationError("--airing-key: \(error)") }
+        }
+        if let channels, CampaignCatalogue.channels(channels) == nil {
+            throw ValidationError("--channels must be numbers 0-65535 separated by commas, not '\(channels)'")
+        }
         for (option, value) in [("--from", from), ("--until", until)] {
             if let value, !Campaign.validDate(value) { throw ValidationError("\(option) must be a date as YYYY-MM-DD, not '\(value)'") }
         }
@@ -135,7 +160,8 @@ struct CampaignOptions: ParsableArguments {
     }
 
     /// Reads the creative's sound and adds the campaign; every error is one line naming its file.
-    static func add(creative: String, payload: WatermarkPayload, to path: String, details: CampaignOptions) throws -> Campaign {
+    static func add(creative: String, payload: WatermarkPayload, to path: String, details: CampaignOptions,
+                    channels fallback: [UInt16]? = nil) throws -> Campaign {
         let sound: SoundPrint
         do {
             sound = try CreativeReading.read(SoundFileSource(path: creative))
@@ -146,7 +172,9 @@ struct CampaignOptions: ParsableArguments {
             Diagnostics.error("\(creative): \(error)")
             throw ExitCode.failure
         }
-        let campaign = Campaign(payload: payload, name: details.name, from: details.from, until: details.until, sound: sound)
+        let channels = details.channels.flatMap(CampaignCatalogue.channels) ?? fallback
+        let airing = details.parsedAiringKey.map { AiringCampaign(campaign: payload, key: $0, channels: channels ?? []) }
+        let campaign = Campaign(payload: payload, name: details.name, from: details.from, until: details.until, sound: sound, airing: airing)
         do {
             try CampaignCatalogue.openForWriting(path).add(campaign)
         } catch {

@@ -24,17 +24,20 @@ struct Detect: ParsableCommand {
     @OptionGroup var keys: KeyOptions
     @OptionGroup(title: "Headerless input") var raw: RawInputOptions
     @OptionGroup var catalogue: CatalogueOptions
+    @OptionGroup(title: "Airing codes") var airing: AiringOptions
 
     func run() throws {
         let key = try keys.resolve()
         let chosen = try catalogue.resolve()
+        let listening = try airing.listening(for: chosen?.airing ?? [], catalogue: catalogue.catalogue ?? catalogue.catalogueFile ?? "")
         let out = LineWriter.standardOutput
         var found = 0
         try Diagnostics.eachFile(files) { _, given in
             let source = try SoundFileSource(path: given, raw: raw.layout)
             let path = given == "-" ? SoundFileReader.standardInputName : given
             var count = 0
-            let unusable = try WatermarkScan.run(source: source, key: key, profile: keys.watermarkProfile, catalogue: chosen?.payloads, sound: chosen?.sound) { d in
+            let unusable = try WatermarkScan.run(source: source, key: key, profile: keys.watermarkProfile, catalogue: chosen?.payloads, sound: chosen?.sound,
+                                                airing: listening) { d in
                 count += 1
                 try out.write(line: json ? AnalysisEvent.detection(DetectionEvent(source: path, detection: d)).jsonLine
                                          : DetectionEvent.summary(path, d))

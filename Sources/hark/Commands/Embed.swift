@@ -38,7 +38,10 @@ struct Embed: ParsableCommand {
     @Argument(help: "Output file (.wav, .flac, .ogg, .aiff, .raw).", completion: .file())
     var output: String
 
-    @Option(help: ArgumentHelp("Payload: 1 to 8 hex digits (32 bits).", valueName: "hex"))
+    @Option(help: ArgumentHelp("""
+        Payload: 1 to 8 hex digits (32 bits). With --airing-key, the campaign's payload, its \
+        identity in the catalogue and in detections, while the mark carries its airing codes.
+        """, valueName: "hex"))
     var payload: String
 
     @OptionGroup var keys: KeyOptions
@@ -59,9 +62,26 @@ struct Embed: ParsableCommand {
 
     @OptionGroup(title: "With --catalogue") var campaign: CampaignOptions
 
+    @Option(help: ArgumentHelp("With --airing-key: the channel this airing is on (0-65535).", valueName: "n"))
+    var channel: UInt16?
+
+    @Option(help: ArgumentHelp("""
+        With --airing-key: when the file's first sample airs, UTC, as 2026-11-28T20:15:00Z. Each \
+        copy carries the code of the minute it airs in.
+        """, valueName: "time"))
+    var airingStart: String?
+
     func validate() throws {
-        if catalogue == nil && (campaign.name != nil || campaign.from != nil || campaign.until != nil) {
-            throw ValidationError("--name, --from and --until describe the campaign for --catalogue; give --catalogue too")
+        if catalogue == nil && (campaign.name != nil || campaign.from != nil || campaign.until != nil || campaign.channels != nil) {
+            throw ValidationError("--name, --from, --until and --channels describe the campaign for --catalogue; give --catalogue too")
+        }
+        if campaign.airingKey != nil {
+            guard channel != nil, let airingStart else { throw ValidationError("--airing-key needs --channel and --airing-start: a code is per channel and minute") }
+            guard UTCTime.parse(airingStart) != nil else {
+                throw ValidationError("--airing-start must be UTC as 2026-11-28T20:15:00Z, not '\(airingStart)'")
+            }
+        } else if channel != nil || airingStart != nil {
+            throw ValidationError("--channel and --airing-start are for --airing-key")
         }
         if catalogue != nil && output == "-" { throw ValidationError("--catalogue needs an output file, not standard output") }
         do { _ = try WatermarkPayload(hex: payload) } catch { throw ValidationError("--payload: \(error)") }
@@ -71,6 +91,12 @@ struct Embed: ParsableCommand {
         }
     }
 
+    /// The airing to code, when --airing-key was given.
+    private var airing: EmbedOptions.AiringCoding? {
+        guard let key = campaign.parsedAiringKey, let channel, let start = airingStart.flatMap(UTCTime.parse) else { return nil }
+        return EmbedOptions.AiringCoding(key: key, channel: channel, startUTC: start)
+    }
+
     func run() throws {
         let key = try keys.resolve()
         let result: EmbedResult
@@ -78,7 +104,7 @@ struct Embed: ParsableCommand {
             result = try Embedding.embed(input: input, output: output,
                                          options: EmbedOptions(payload: try WatermarkPayload(hex: payload), key: key, strength: strength,
                                                                profile: keys.watermarkProfile,
-                                                               version: format.version ?? .v1))
+                                                               version: format.version ?? .v1, airing: airing))
         } catch let error as SoundFileError {
             Diagnostics.error(error.description)
             throw ExitCode.failure
@@ -87,12 +113,15 @@ struct Embed: ParsableCommand {
             throw ExitCode.failure
         }
         try LineWriter.report(writing: output).write(line: String(
-            format: "wrote %@: payload %@, %.2f s; watermark %.1f dB re host overall, closest 1/3-octave band %.1f dB (%@ Hz)%@",
-            output, try WatermarkPayload(hex: payload).hex, result.duration, result.ratio, result.worstBand.ratio,
+            format: "wrote %@: payload %@%@, %.2f s; watermark %.1f dB re host overall, closest 1/3-octave band %.1f dB (%@ Hz)%@",
+            output, try WatermarkPayload(hex: payload).hex,
+            airing.map { a in " as airing codes on channel \(a.channel) from \(UTCTime.minute(AiringCode.minute(atUTC: a.startUTC)))" } ?? "",
+            result.duration, result.ratio, result.worstBand.ratio,
             result.worstBand.label, result.limitedSamples > 0 ? "; reduced at \(result.limitedSamples) samples to avoid clipping" : ""))
         if let catalogue {
             // The creative as it leaves the embedder: the catalogue holds what will air.
-            let added = try CampaignOptions.add(creative: output, payload: try WatermarkPayload(hex: payload), to: catalogue, details: campaign)
+            let added = try CampaignOptions.add(creative: output, payload: try WatermarkPayload(hex: payload), to: catalogue, details: campaign,
+                                                channels: channel.map { [$0] })
             try LineWriter.report(writing: output).write(line: "\(catalogue): added \(added.payload.hex)")
         }
     }

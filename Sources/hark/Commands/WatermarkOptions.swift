@@ -77,6 +77,8 @@ struct CatalogueOptions: ParsableArguments {
     struct Resolved {
         var payloads: [WatermarkPayload]
         var sound: AnalysisPipeline.SoundSearch?
+        /// The campaigns whose marks carry airing codes.
+        var airing: [AiringCampaign] = []
     }
 
     func validate() throws {
@@ -121,7 +123,10 @@ struct CatalogueOptions: ParsableArguments {
             throw ExitCode.failure
         }
         let payloads = campaigns.map(\.payload)
-        return Resolved(payloads: payloads, sound: AnalysisPipeline.SoundSearch(index: SoundIndex(prints: campaigns.map(\.sound)), payloads: payloads))
+        // A campaign with airing codes is heard by its codes, never by a static payload.
+        return Resolved(payloads: campaigns.filter { $0.airing == nil }.map(\.payload),
+                        sound: AnalysisPipeline.SoundSearch(index: SoundIndex(prints: campaigns.map(\.sound)), payloads: payloads),
+                        airing: campaigns.compactMap(\.airing))
     }
 
     private static func parse(_ text: String, source: String) throws -> [WatermarkPayload] {
@@ -158,5 +163,45 @@ struct RawInputOptions: ParsableArguments {
     var layout: RawLayout? {
         guard let rate else { return nil }
         return RawLayout(sampleRate: rate, channels: channels, encoding: OutputFormat.Encoding(rawValue: encoding) ?? .s16)
+    }
+}
+
+/// `--at`, `--fresh-minutes`, `--stale-minutes`: when a recording was made, for a catalogue whose
+/// campaigns carry airing codes.
+struct AiringOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("""
+        When the recording began, UTC, as 2026-11-28T20:15:00Z: needed when the catalogue's \
+        campaigns carry airing codes, whose minute is told against it.
+        """, valueName: "time"))
+    var at: String?
+
+    @Option(help: ArgumentHelp("Minutes either side of the recording's time within which an airing is fresh.", valueName: "n"))
+    var freshMinutes = AiringSchedule.defaultWindow
+
+    @Option(help: ArgumentHelp("""
+        Minutes back that an older airing is recognised (reported as stale, a recording played \
+        back); older marks are not reported.
+        """, valueName: "n"))
+    var staleMinutes = AnalysisPipeline.AiringListening.defaultStaleHorizon
+
+    func validate() throws {
+        if let at, UTCTime.parse(at) == nil { throw ValidationError("--at must be UTC as 2026-11-28T20:15:00Z, not '\(at)'") }
+        guard (0...60).contains(freshMinutes) else { throw ValidationError("--fresh-minutes must be 0 to 60") }
+        guard (0...1440).contains(staleMinutes) else { throw ValidationError("--stale-minutes must be 0 to 1440 (a day)") }
+    }
+
+    /// What to listen for, given the catalogue's airing campaigns; nil when there are none.
+    func listening(for campaigns: [AiringCampaign], catalogue: String) throws -> AnalysisPipeline.AiringListening? {
+        guard !campaigns.isEmpty else { return nil }
+        guard let start = at.flatMap(UTCTime.parse) else {
+            Diagnostics.error("\(catalogue): \(campaigns.count) campaign(s) carry airing codes; give --at, the UTC time the recording began")
+            throw ExitCode.failure
+        }
+        let schedule = AiringSchedule(campaigns: campaigns, window: freshMinutes)
+        guard schedule.codesPerMinute <= WatermarkDetector.maxPayloads else {
+            Diagnostics.error("\(catalogue): \(schedule.codesPerMinute) airing codes a minute (campaigns × channels × \(2 * freshMinutes + 1) minutes); a detector listens for at most \(WatermarkDetector.maxPayloads)")
+            throw ExitCode.failure
+        }
+        return AnalysisPipeline.AiringListening(schedule: schedule, startUTC: start, staleHorizon: staleMinutes)
     }
 }
