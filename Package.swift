@@ -98,7 +98,7 @@ let package = Package(
         .executableTarget(
             name: "hark",
             dependencies: [
-                "HarkEngine", "HarkDSP", "HarkSoundFile", "HarkClient", "HarkSpool", "HarkPlot", "HarkCatalogue",
+                "HarkEngine", "HarkDSP", "HarkSoundFile", "HarkClient", "HarkSpool", "HarkPlot", "HarkCatalogue", "HarkCapture",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .executableTarget(

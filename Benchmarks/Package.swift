@@ -27,6 +27,7 @@ let package = Package(
             dependencies: ["BenchSupport", .product(name: "HarkClient", package: harkIdentity),
                            .product(name: "HarkDSP", package: harkIdentity),
                            .product(name: "HarkSystem", package: harkIdentity)]),
+        .executableTarget(name: "live-embed-bench", dependencies: ["BenchSupport"]),
         .executableTarget(
             name: "harkd-bench",
             dependencies: ["BenchSupport", .product(name: "HarkClient", package: harkIdentity)]),

@@ -14,6 +14,11 @@ public enum ALSAError: Error, Equatable, CustomStringConvertible {
     case read(code: Int32, message: String)
     /// The device disappeared (unplugged, driver gone).
     case deviceLost(code: Int32, message: String)
+    /// A playback device could not be opened, or refused a parameter.
+    case openPlayback(device: String, code: Int32, message: String)
+    case configurePlayback(device: String, step: String, code: Int32, message: String)
+    /// Writing failed in a way recovery could not fix.
+    case write(code: Int32, message: String)
 
     static func message(_ code: Int32) -> String { String(cString: snd_strerror(code)) }
 
@@ -24,6 +29,9 @@ public enum ALSAError: Error, Equatable, CustomStringConvertible {
         case let .configuration(c, m): return "ALSA configuration does not parse: \(m) (\(c))"
         case let .read(c, m): return "capture failed: \(m) (\(c))"
         case let .deviceLost(c, m): return "capture device lost: \(m) (\(c))"
+        case let .openPlayback(d, c, m): return "cannot open playback device '\(d)': \(m) (\(c))"
+        case let .configurePlayback(d, s, c, m): return "playback device '\(d)' refused \(s): \(m) (\(c))"
+        case let .write(c, m): return "playback failed: \(m) (\(c))"
         }
     }
 

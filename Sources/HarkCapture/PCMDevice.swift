@@ -28,6 +28,14 @@ public final class PCMDevice: PCMStream, @unchecked Sendable {
     private var pcm: OpaquePointer?
 
     public init(settings: CaptureSettings) throws(ALSAError) {
+        (pcm, negotiated) = try Self.open(settings, stream: SND_PCM_STREAM_CAPTURE)
+    }
+
+    deinit { close() }
+
+    /// Opens `settings.device` for `stream` (from `settings.configuration` when given) and
+    /// negotiates its parameters; the handle is the caller's to close.
+    static func open(_ settings: CaptureSettings, stream: snd_pcm_stream_t) throws(ALSAError) -> (OpaquePointer, NegotiatedFormat) {
         var handle: OpaquePointer?
         let device = settings.device
         if let text = settings.configuration {
@@ -45,23 +53,20 @@ public final class PCMDevice: PCMStream, @unchecked Sendable {
                 if config != nil { snd_config_delete(config) }
                 throw .configuration(code: rc, message: ALSAError.message(rc))
             }
-            rc = snd_pcm_open_lconf(&handle, device, SND_PCM_STREAM_CAPTURE, 0, config)
+            rc = snd_pcm_open_lconf(&handle, device, stream, 0, config)
             snd_config_delete(config)
             guard rc == 0, handle != nil else { throw .open(device: device, code: rc, message: ALSAError.message(rc)) }
         } else {
-            let rc = snd_pcm_open(&handle, device, SND_PCM_STREAM_CAPTURE, 0)
+            let rc = snd_pcm_open(&handle, device, stream, 0)
             guard rc == 0, handle != nil else { throw .open(device: device, code: rc, message: ALSAError.message(rc)) }
         }
         do {
-            negotiated = try Self.configure(handle!, settings: settings)
+            return (handle!, try configure(handle!, settings: settings))
         } catch {
             snd_pcm_close(handle)
             throw error
         }
-        pcm = handle
     }
-
-    deinit { close() }
 
     private static func configure(_ pcm: OpaquePointer, settings: CaptureSettings) throws(ALSAError) -> NegotiatedFormat {
         let device = settings.device

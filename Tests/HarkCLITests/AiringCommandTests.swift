@@ -62,6 +62,6 @@ import Testing
         let noChannel = try Hark.run(["embed", aired, dir.file("x.wav"), "--payload", "1", "--airing-key", Self.key])
         #expect(noChannel.status != 0 && noChannel.stderr.contains("--airing-key needs --channel and --airing-start"), "\(noChannel.stderr)")
         let noChannels = try Hark.run(["catalogue", "add", catalogue, aired, "--payload", "2", "--airing-key", Self.key])
-        #expect(noChannels.status != 0 && noChannels.stderr.contains("--airing-key and --channels go together"), "\(noChannels.stderr)")
+        #expect(noChannels.status != 0 && noChannels.stderr.contains("--airing-key and --airing-channels go together"), "\(noChannels.stderr)")
     }
 }

@@ -5,6 +5,8 @@ struct HarkRun {
     var status: Int32
     var stdout: String
     var stderr: String
+    /// Standard output as bytes (audio written to it).
+    var stdoutBytes: [UInt8] = []
 
     var stdoutLines: [String] { stdout.split(separator: "\n", omittingEmptySubsequences: true).map(String.init) }
     var stderrLines: [String] { stderr.split(separator: "\n", omittingEmptySubsequences: true).map(String.init) }
@@ -52,16 +54,19 @@ enum Hark {
         process.standardInput = pipe ?? FileHandle.nullDevice
         try process.run()
         if let pipe, let input {
-            // Small inputs only (a pipe holds 64 KB): enough for headers and refusals.
+            // Written whole before the process is waited for: it must read as it goes (a pipe holds
+        // 64 KB).
             try pipe.fileHandleForWriting.write(contentsOf: Data(input))
             try pipe.fileHandleForWriting.close()
         }
         process.waitUntilExit()
         try out.close()
         try err.close()
+        let bytes = (try? Data(contentsOf: URL(fileURLWithPath: base + ".out"))) ?? Data()
         return HarkRun(status: process.terminationStatus,
-                       stdout: (try? String(contentsOfFile: base + ".out", encoding: .utf8)) ?? "",
-                       stderr: (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? "")
+                       stdout: String(decoding: bytes, as: UTF8.self),
+                       stderr: (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? "",
+                       stdoutBytes: Array(bytes))
     }
 }
 

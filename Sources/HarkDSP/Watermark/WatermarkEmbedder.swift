@@ -26,6 +26,9 @@ public final class WatermarkEmbedder {
     public let strength: Double
     /// How many host samples ahead of the watermark the embedder must see.
     public let latency: Int
+    /// The delay at which a caller that hands on as many samples as it gives never waits for
+    /// the mark: ``latency`` plus one analysis hop, since the mark comes a frame's hop at a time.
+    public var streamingLatency: Int { latency + hop }
 
     private let model: MaskingModel
     /// The short-time envelope of each part of the band (``TemporalBand``); each tone follows

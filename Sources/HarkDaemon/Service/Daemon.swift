@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import HarkSpool
+import HarkSystem
 import HarkCatalogue
 import HarkCapture
 import HarkEngine

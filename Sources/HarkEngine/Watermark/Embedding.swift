@@ -41,7 +41,7 @@ public struct EmbedOptions: Sendable {
     }
 
     /// The embedder these options ask for.
-    func embedder(format: WatermarkFormat, sampleRate: Double) throws -> WatermarkEmbedder {
+    public func embedder(format: WatermarkFormat, sampleRate: Double) throws -> WatermarkEmbedder {
         guard let airing else { return try WatermarkEmbedder(format: format, payload: payload, sampleRate: sampleRate, strength: strength) }
         // Copies on UTC multiples of 2.4 s: each lies within one minute.
         let offset = AiringCode.copyOffset(firstSampleUTC: airing.startUTC)

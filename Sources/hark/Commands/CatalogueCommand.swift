@@ -36,8 +36,8 @@ struct CatalogueCommand: ParsableCommand {
 
         func validate() throws {
             do { _ = try WatermarkPayload(hex: payload) } catch { throw ValidationError("--payload: \(error)") }
-            if (campaign.airingKey == nil) != (campaign.channels == nil) {
-                throw ValidationError("--airing-key and --channels go together: the key's codes are per channel")
+            if campaign.hasAiringKey != (campaign.airingChannels != nil) {
+                throw ValidationError("--airing-key and --airing-channels go together: the key's codes are per channel")
             }
         }
 
@@ -137,21 +137,35 @@ struct CampaignOptions: ParsableArguments {
         """, valueName: "hex"))
     var airingKey: String?
 
+    @Option(help: ArgumentHelp("Read the airing key (hex) from a file: a key on a command line is seen by every user of the machine.", valueName: "path"),
+            completion: .file())
+    var airingKeyFile: String?
+
     @Option(help: ArgumentHelp("With --airing-key: the channels it airs on, numbers 0-65535 separated by commas.", valueName: "n,…"))
-    var channels: String?
+    var airingChannels: String?
 
     /// Whether any option describing the campaign was given.
-    var given: Bool { name != nil || from != nil || until != nil || airingKey != nil || channels != nil }
+    var given: Bool { name != nil || from != nil || until != nil || hasAiringKey || airingChannels != nil }
+
+    var hasAiringKey: Bool { airingKey != nil || airingKeyFile != nil }
+
+    /// The airing key's hex digits, from the option or its file.
+    private var airingKeyText: String? {
+        airingKey ?? airingKeyFile.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }.map { $0.filter { !$0.isWhitespace } }
+    }
 
     /// The parsed airing key, if one was given (validated already).
-    var parsedAiringKey: AiringKey? { airingKey.flatMap { try? AiringKey(hex: $0) } }
+    var parsedAiringKey: AiringKey? { airingKeyText.flatMap { try? AiringKey(hex: $0) } }
 
     func validate() throws {
-        if let airingKey {
-            do { _ = try AiringKey(hex: airingKey) } catch { throw ValidationError("--airing-key: \(error)") }
+        if airingKey != nil && airingKeyFile != nil { throw ValidationError("give --airing-key or --airing-key-file, not both") }
+        if let path = airingKeyFile, airingKeyText == nil { throw ValidationError("--airing-key-file: cannot read '\(path)'") }
+        if let text = airingKeyText {
+            let option = airingKey != nil ? "--airing-key" : "--airing-key-file"
+            do { _ = try AiringKey(hex: text) } catch { throw ValidationError("\(option): \(error)") }
         }
-        if let channels, CampaignCatalogue.channels(channels) == nil {
-            throw ValidationError("--channels must be numbers 0-65535 separated by commas, not '\(channels)'")
+        if let airingChannels, CampaignCatalogue.channels(airingChannels) == nil {
+            throw ValidationError("--airing-channels must be numbers 0-65535 separated by commas, not '\(airingChannels)'")
         }
         for (option, value) in [("--from", from), ("--until", until)] {
             if let value, !Campaign.validDate(value) { throw ValidationError("\(option) must be a date as YYYY-MM-DD, not '\(value)'") }
@@ -172,7 +186,7 @@ struct CampaignOptions: ParsableArguments {
             Diagnostics.error("\(creative): \(error)")
             throw ExitCode.failure
         }
-        let channels = details.channels.flatMap(CampaignCatalogue.channels) ?? fallback
+        let channels = details.airingChannels.flatMap(CampaignCatalogue.channels) ?? fallback
         let airing = details.parsedAiringKey.map { AiringCampaign(campaign: payload, key: $0, channels: channels ?? []) }
         let campaign = Campaign(payload: payload, name: details.name, from: details.from, until: details.until, sound: sound, airing: airing)
         do {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HarkCapture
 import HarkDSP
 import HarkEngine
 import HarkSoundFile
@@ -32,11 +33,13 @@ struct Embed: ParsableCommand {
           stadium +10 dB          −3.21 / −3.53
         """)
 
-    @Argument(help: "Host audio file.", completion: .file())
-    var input: String
+    @Argument(help: "Host audio file (not with --live).", completion: .file())
+    var inputFile: String?
 
-    @Argument(help: "Output file (.wav, .flac, .ogg, .aiff, .raw).", completion: .file())
-    var output: String
+    @Argument(help: "Output file (.wav, .flac, .ogg, .aiff, .raw; not with --live).", completion: .file())
+    var outputFile: String?
+
+    @OptionGroup(title: "Live marking") var live: LiveOptions
 
     @Option(help: ArgumentHelp("""
         Payload: 1 to 8 hex digits (32 bits). With --airing-key, the campaign's payload, its \
@@ -66,19 +69,32 @@ struct Embed: ParsableCommand {
     var channel: UInt16?
 
     @Option(help: ArgumentHelp("""
-        With --airing-key: when the file's first sample airs, UTC, as 2026-11-28T20:15:00Z. Each \
-        copy carries the code of the minute it airs in.
+        With --airing-key: when the file's first sample airs, UTC, as 2026-11-28T20:15:00Z (with \
+        --live, now). Each copy carries the code of the minute it airs in.
         """, valueName: "time"))
     var airingStart: String?
 
+    /// The files, once validated.
+    private var input: String { inputFile ?? "" }
+    private var output: String { outputFile ?? "" }
+
     func validate() throws {
-        if catalogue == nil && (campaign.name != nil || campaign.from != nil || campaign.until != nil || campaign.channels != nil) {
-            throw ValidationError("--name, --from, --until and --channels describe the campaign for --catalogue; give --catalogue too")
+        if live.live {
+            guard inputFile == nil, outputFile == nil else { throw ValidationError("--live takes --input and --output, not files") }
+            guard catalogue == nil else { throw ValidationError("--catalogue needs a file the embedder writes; with --live, add the creative with hark catalogue add") }
+        } else {
+            guard inputFile != nil, outputFile != nil else { throw ValidationError("give the host file and the output file (or --live with --input and --output)") }
+            guard !live.given else { throw ValidationError("--input, --output, --rate, --channels, --seconds and --status-interval are for --live") }
         }
-        if campaign.airingKey != nil {
+        if catalogue == nil && (campaign.name != nil || campaign.from != nil || campaign.until != nil || campaign.airingChannels != nil) {
+            throw ValidationError("--name, --from, --until and --airing-channels describe the campaign for --catalogue; give --catalogue too")
+        }
+        if campaign.hasAiringKey {
             guard channel != nil, let airingStart else { throw ValidationError("--airing-key needs --channel and --airing-start: a code is per channel and minute") }
-            guard UTCTime.parse(airingStart) != nil else {
-                throw ValidationError("--airing-start must be UTC as 2026-11-28T20:15:00Z, not '\(airingStart)'")
+            if airingStart == "now" {
+                guard live.live else { throw ValidationError("--airing-start now is for --live; a file airs at a time you give") }
+            } else if UTCTime.parse(airingStart) == nil {
+                throw ValidationError("--airing-start must be UTC as 2026-11-28T20:15:00Z (or now, with --live), not '\(airingStart)'")
             }
         } else if channel != nil || airingStart != nil {
             throw ValidationError("--channel and --airing-start are for --airing-key")
@@ -93,12 +109,20 @@ struct Embed: ParsableCommand {
 
     /// The airing to code, when --airing-key was given.
     private var airing: EmbedOptions.AiringCoding? {
-        guard let key = campaign.parsedAiringKey, let channel, let start = airingStart.flatMap(UTCTime.parse) else { return nil }
+        // Live, "now" is when the first sample arrives, near enough: the copies then follow the
+        // sample clock, which drifts from UTC by up to 0.1 ms a second (9 s a day, within the
+        // 5 minutes a device allows for a week).
+        let start = airingStart == "now" ? Date().timeIntervalSince1970 : airingStart.flatMap(UTCTime.parse)
+        guard let key = campaign.parsedAiringKey, let channel, let start else { return nil }
         return EmbedOptions.AiringCoding(key: key, channel: channel, startUTC: start)
     }
 
     func run() throws {
         let key = try keys.resolve()
+        if live.live {
+            try runLive(key: key)
+            return
+        }
         let result: EmbedResult
         do {
             result = try Embedding.embed(input: input, output: output,
@@ -123,6 +147,75 @@ struct Embed: ParsableCommand {
             let added = try CampaignOptions.add(creative: output, payload: try WatermarkPayload(hex: payload), to: catalogue, details: campaign,
                                                 channels: channel.map { [$0] })
             try LineWriter.report(writing: output).write(line: "\(catalogue): added \(added.payload.hex)")
+        }
+    }
+}
+
+extension Embed {
+    private func runLive(key: WatermarkKey) throws {
+        let options = EmbedOptions(payload: try WatermarkPayload(hex: payload), key: key, strength: strength,
+                                   profile: keys.watermarkProfile, version: .v1, airing: airing)
+        var configuration: String?
+        if let path = live.alsaConfig {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                Diagnostics.error("\(path): cannot read the ALSA configuration")
+                throw ExitCode.failure
+            }
+            configuration = text
+        }
+        let settings = LiveMarking.Settings(input: live.input ?? "default", output: live.output ?? "default", rate: live.rate,
+                                            channels: live.channels, periodFrames: live.rate / 100, playbackPeriods: 3,
+                                            seconds: live.seconds, statusInterval: live.statusInterval, alsaConfiguration: configuration)
+        let summary: LiveMarking.Summary
+        do {
+            summary = try LiveMarking.run(settings, options: options)
+        } catch let error as ALSAError {
+            Diagnostics.error(error.description)
+            throw ExitCode.failure
+        } catch is LiveMarking.StreamClosed {
+            return
+        }
+        Diagnostics.progress(String(format: "marked %.2f s live: latency %.1f ms; overruns %d, dropped frames %d, underruns %d%@",
+                                    summary.seconds, 1000 * summary.latency, summary.overruns, summary.dropped, summary.underruns,
+                                    summary.limited > 0 ? "; mark reduced at \(summary.limited) samples to avoid clipping" : ""))
+    }
+}
+
+/// `--live` and its devices: marking a stream as it plays.
+struct LiveOptions: ParsableArguments {
+    @Flag(help: "Mark a stream as it plays: from --input to --output (ALSA devices, or - for raw 16-bit samples on standard input and output).")
+    var live = false
+
+    @Option(help: ArgumentHelp("With --live: the ALSA capture device, or - for standard input (default: default).", valueName: "device"))
+    var input: String?
+
+    @Option(help: ArgumentHelp("With --live: the ALSA playback device, or - for standard output (default: default).", valueName: "device"))
+    var output: String?
+
+    @Option(help: ArgumentHelp("With --live: sample rate, Hz.", valueName: "Hz"))
+    var rate = 48_000
+
+    @Option(help: ArgumentHelp("With --live: channels.", valueName: "n"))
+    var channels = 2
+
+    @Option(help: ArgumentHelp("With --live: stop after this many seconds of input.", valueName: "s"))
+    var seconds: Double?
+
+    @Option(help: ArgumentHelp("With --live: seconds between status lines on standard error (0: none).", valueName: "s"))
+    var statusInterval = 10.0
+
+    @Option(help: ArgumentHelp("With --live: an ALSA configuration file to use instead of the system's.", valueName: "path"), completion: .file())
+    var alsaConfig: String?
+
+    var given: Bool { input != nil || output != nil || seconds != nil || alsaConfig != nil }
+
+    func validate() throws {
+        guard (8_000...192_000).contains(rate) else { throw ValidationError("--rate must be 8000 to 192000 Hz") }
+        guard (1...8).contains(channels) else { throw ValidationError("--channels must be 1 to 8") }
+        if let seconds, !(seconds > 0 && seconds.isFinite) { throw ValidationError("--seconds must be positive") }
+        guard statusInterval >= 0, statusInterval.isFinite else { throw ValidationError("--status-interval must be 0 or more") }
+        if live && (input == "-") != (output == "-") {
+            throw ValidationError("--input - and --output - go together (a stream in, a stream out); or give two ALSA devices")
         }
     }
 }

@@ -94,7 +94,8 @@ struct Feed: ParsableCommand {
     }
 }
 
-private func monotonicSeconds() -> Double {
+/// Seconds on the monotonic clock.
+func monotonicSeconds() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9

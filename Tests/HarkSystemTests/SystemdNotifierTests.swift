@@ -1,7 +1,5 @@
 import Foundation
 import Testing
-@testable import HarkDaemon
-import HarkClient
 import HarkSystem
 
 @Suite struct SystemdNotifierTests {

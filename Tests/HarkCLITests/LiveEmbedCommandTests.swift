@@ -1,0 +1,145 @@
+import Foundation
+import HarkTesting
+import Testing
+
+/// `hark embed --live`, run as a playout would: through ALSA (its `file` plugin, fed in real
+/// time through a FIFO, since there is no sound card here), and as a stream on standard input
+/// and output. The output must be the input, delayed by the stated latency, plus a mark that
+/// `hark detect` hears.
+@Suite(.serialized) struct LiveEmbedCommandTests {
+    let dir = TemporaryDirectory()
+    /// The embedder's delay at 48 kHz: half a 2 048-sample frame, two hops and one more (53.3 ms).
+    static let latencyFrames = 2560
+
+    /// Twelve seconds of the generator's music, as raw mono 16-bit samples.
+    private func host() throws -> (wav: String, samples: [Int16]) {
+        let wav = dir.file("host.wav")
+        let run = try Hark.run(["generate", "music", wav, "--duration", "12", "--seed", "4"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: wav))
+        let samples = data.dropFirst(44).withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        #expect(samples.count == 12 * 48_000)
+        return (wav, samples)
+    }
+
+    private func raw(_ path: String) throws -> [Int16] {
+        try Data(contentsOf: URL(fileURLWithPath: path)).withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+    }
+
+    /// The output's energy against the input's, the output read `lag` frames later, in dB.
+    private func differenceReInput(_ input: [Int16], _ output: [Int16], lag: Int) -> Double {
+        var d = 0.0, h = 0.0
+        for k in 0..<min(input.count, output.count - lag) {
+            let x = Double(input[k]), e = Double(output[k + lag]) - x
+            d += e * e
+            h += x * x
+        }
+        return 10 * log10(d / h)
+    }
+
+    @Test func marksWhatALSACapturesAndPlaysItBackAtTheStatedDelay() throws {
+        let (_, samples) = try host()
+        let fifo = dir.file("in.fifo"), out = dir.file("out.raw"), config = dir.file("live.conf")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        try """
+            pcm.wavin { type file; slave { pcm { type null } }; file "/dev/null"; infile "\(fifo)"; format "raw" }
+            pcm.in { type plug; slave { pcm "wavin"; format S16_LE; rate 48000; channels 1 } }
+            pcm.wavout { type file; slave { pcm { type null } }; file "\(out)"; format "raw" }
+            pcm.out { type plug; slave { pcm "wavout"; format S16_LE; rate 48000; channels 1 } }
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        // A writer at three times real time, 100 ms at once: the capture paced as a card paces it.
+        // It outlives the reader by the padding: its write then fails instead of killing the tests.
+        signal(SIGPIPE, SIG_IGN)
+        let bytes = samples.withUnsafeBufferPointer { Data(buffer: $0) } + Data(count: 48_000 * 2)
+        let writer = Thread {
+            guard let handle = FileHandle(forWritingAtPath: fifo) else { return }
+            let start = Date()
+            var offset = 0
+            while offset < bytes.count {
+                let n = min(9_600, bytes.count - offset)
+                try? handle.write(contentsOf: bytes[offset..<(offset + n)])
+                offset += n
+                let due = Double(offset) / 2 / 48_000 / 3
+                let wait = due - Date().timeIntervalSince(start)
+                if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+            }
+            try? handle.close()
+        }
+        writer.start()
+        // As systemd runs it (Type=notify): it says when it is ready, how it is, and that it stops.
+        let notify = dir.file("notify.sock")
+        let socketFD = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(socketFD) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, b) in notify.utf8.enumerated() where i < raw.count - 1 { raw[i] = b }
+        }
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketFD, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        #expect(bound == 0)
+        let run = try Hark.run(["embed", "--live", "--input", "in", "--output", "out", "--alsa-config", config, "--channels", "1",
+                                "--seconds", "12", "--payload", "c0ffee42", "--status-interval", "4"],
+                               environment: ["NOTIFY_SOCKET": notify, "WATCHDOG_USEC": "2000000"])
+        #expect(run.status == 0, "\(run.stderr)")
+        var notes: [String] = []
+        var buffer = [UInt8](repeating: 0, count: 512)
+        while case let n = recv(socketFD, &buffer, buffer.count, Int32(MSG_DONTWAIT)), n > 0 {
+            notes.append(String(decoding: buffer[0..<n], as: UTF8.self))
+        }
+        #expect(notes.first == "READY=1" && notes.last == "STOPPING=1", "\(notes)")
+        #expect(notes.contains("WATCHDOG=1") && notes.contains { $0.hasPrefix("STATUS=live 4 s: host ") }, "\(notes)")
+        // Its status: levels, the mark's level, faults, the latency (53.3 ms here, plus the
+        // capture period of 10 ms and the playback buffer of 30 ms on a card).
+        #expect(run.stderr.contains("hark: live 4 s: host "), "\(run.stderr)")
+        #expect(run.stderr.contains("marked 12.00 s live: latency 93.3 ms; overruns 0, dropped frames 0, underruns 0"), "\(run.stderr)")
+        let played = try raw(out)
+        #expect(played.count == samples.count + Self.latencyFrames)
+        #expect(played.prefix(Self.latencyFrames).allSatisfy { $0 == 0 })
+        let mark = differenceReInput(samples, played, lag: Self.latencyFrames)
+        #expect(mark < -20 && mark > -35, "mark \(mark) dB re the input")
+        // Nowhere else near it is the input: the delay is exactly the stated one.
+        for shift in [-480, -7, -1, 1, 7, 480] {
+            #expect(differenceReInput(samples, played, lag: Self.latencyFrames + shift) > mark + 5, "shift \(shift)")
+        }
+        let detect = try Hark.run(["detect", out, "--rate", "48000"])
+        #expect(detect.stdout.contains("payload c0ffee42"), "\(detect.stdout)")
+    }
+
+    @Test func marksAStreamFromStandardInputToStandardOutput() throws {
+        let (_, samples) = try host()
+        let stereo = samples.flatMap { [$0, $0] }
+        let input = stereo.withUnsafeBufferPointer { Array(UnsafeRawBufferPointer($0)) }
+        let out = dir.file("out.raw")
+        let run = try Hark.run(["embed", "--live", "--input", "-", "--output", "-", "--payload", "c0ffee42", "--status-interval", "0"],
+                               input: input)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("marked 12.00 s live: latency 53.3 ms"), "\(run.stderr)")
+        try Data(run.stdoutBytes).write(to: URL(fileURLWithPath: out))
+        let played = try raw(out)
+        #expect(played.count == stereo.count + 2 * Self.latencyFrames)
+        let mark = differenceReInput(stereo, played, lag: 2 * Self.latencyFrames)
+        #expect(mark < -20 && mark > -35, "mark \(mark) dB re the input")
+        let detect = try Hark.run(["detect", out, "--rate", "48000", "--channels", "2"])
+        #expect(detect.stdout.contains("payload c0ffee42"), "\(detect.stdout)")
+        // A stream that ends mid-frame, or is not 16-bit samples at all, is still whole frames out.
+        let odd = try Hark.run(["embed", "--live", "--input", "-", "--output", "-", "--payload", "1", "--status-interval", "0"],
+                               input: Array(input.prefix(48_001)))
+        #expect(odd.status == 0 && odd.stdoutBytes.count % 4 == 0, "\(odd.stderr)")
+    }
+
+    @Test func refusesWhatItCannotPlayByName() throws {
+        let config = dir.file("empty.conf")
+        try "pcm.elsewhere { type null }\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let missing = try Hark.run(["embed", "--live", "--input", "nothing", "--output", "nothing", "--alsa-config", config, "--payload", "1"])
+        #expect(missing.status == 1 && missing.stderr.contains("cannot open playback device 'nothing'"), "\(missing.stderr)")
+        let mixed = try Hark.run(["embed", "--live", "--input", "-", "--output", "out", "--payload", "1"])
+        #expect(mixed.status != 0 && mixed.stderr.contains("--input - and --output - go together"), "\(mixed.stderr)")
+        let files = try Hark.run(["embed", "a.wav", "b.wav", "--live", "--payload", "1"])
+        #expect(files.status != 0 && files.stderr.contains("--live takes --input and --output, not files"), "\(files.stderr)")
+        let notLive = try Hark.run(["embed", "a.wav", "b.wav", "--input", "x", "--payload", "1"])
+        #expect(notLive.status != 0 && notLive.stderr.contains("are for --live"), "\(notLive.stderr)")
+        let now = try Hark.run(["embed", "a.wav", "b.wav", "--payload", "1", "--airing-key", String(repeating: "ab", count: 16), "--channel", "1",
+                                "--airing-start", "now"])
+        #expect(now.status != 0 && now.stderr.contains("--airing-start now is for --live"), "\(now.stderr)")
+    }
+}
