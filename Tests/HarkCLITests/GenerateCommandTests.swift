@@ -56,6 +56,20 @@ import Testing
         #expect(try Hark.run(["generate", "white", dir.file("loud.wav"), "--level", "3", "--encoding", "f32"]).status == 0)
     }
 
+    @Test func aCueCarriesItsPayloadFromItsStart() throws {
+        let dir = TemporaryDirectory()
+        let cue = dir.file("cue.wav")
+        let run = try Hark.run(["generate", "cue", cue, "--payload", "57ad1001", "--level", "-12", "--seed", "3"])
+        #expect(run.status == 0 && run.stdout.contains("cue, 4.000 s"), "\(run.stderr)")
+        let detect = try Hark.run(["detect", cue, "--profile", "stadium", "--catalogue", "57ad1001,1234", "--json"])
+        let first = try #require(detect.jsonObjects.first ?? nil, "\(detect.stdout)")
+        #expect(first["payload"] as? String == "57ad1001" && (first["t"] as? Double ?? 9) <= 2.6, "\(first)")
+        let noPayload = try Hark.run(["generate", "cue", cue])
+        #expect(noPayload.status != 0 && noPayload.stderr.contains("a cue carries a payload: give --payload"), "\(noPayload.stderr)")
+        let notCue = try Hark.run(["generate", "pink", cue, "--payload", "1"])
+        #expect(notCue.status != 0 && notCue.stderr.contains("are for cue"), "\(notCue.stderr)")
+    }
+
     @Test func badRequestsAreRefused() throws {
         for (arguments, text) in [
             (["generate", "sine", dir.file("a.wav"), "--frequency", "30000"], "--frequency"),

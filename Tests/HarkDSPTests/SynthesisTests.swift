@@ -54,6 +54,26 @@ import Testing
         #expect(!silent.isEmpty)
     }
 
+    /// The cue: its length, its level, its phrase drawn from the seed, silence at both ends.
+    @Test func theCueIsAPhraseFromSilenceToSilence() {
+        let rate = 48_000.0
+        func cue(_ seed: UInt64) -> [Float] {
+            var x = [Float](repeating: 0, count: Int(CueGenerator.duration * rate) + 480)
+            x.withUnsafeMutableBufferPointer { var g = CueGenerator(rms: 0.1, sampleRate: rate, seed: seed); g.render(into: $0) }
+            return x
+        }
+        let a = cue(1), b = cue(2)
+        #expect(CueGenerator.duration == 4.0)
+        let body = a.prefix(Int(CueGenerator.duration * rate))
+        let rms = (body.reduce(0.0) { $0 + Double($1 * $1) } / Double(body.count)).squareRoot()
+        #expect(abs(rms - 0.1) < 0.001)
+        #expect(a.suffix(480).allSatisfy { $0 == 0 } && abs(a[Int(CueGenerator.duration * rate) - 1]) < 1e-3)
+        #expect(a == cue(1) && a != b)
+        // It rises from silence and fades back to it: no step at either end.
+        let peak = a.map(abs).max()!
+        #expect(abs(a[0]) < 0.01 * peak && a[1..<48].allSatisfy { abs($0) < 0.25 * peak })
+    }
+
     @Test func noiseIsReproducibleFromItsSeedWhateverTheBlocks() {
         var a = PinkNoiseGenerator(rms: 0.1, sampleRate: 48_000, seed: 42)
         var b = PinkNoiseGenerator(rms: 0.1, sampleRate: 48_000, seed: 42)

@@ -378,6 +378,37 @@ final class UncheckedBox<T>: @unchecked Sendable {
         }
     }
 
+    /// The chain a playout and a living room make: the live embedder marks a programme as it
+    /// streams, with the airing code of this minute, and harkd, capturing that through ALSA,
+    /// answers a shake with the fresh airing.
+    @Test func whatTheLiveEmbedderMarksNowHarkdHearsAsFresh() throws {
+        let key = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+        let h = try DaemonHarness()
+        let catalogue = h.dir + "/campaigns.hark"
+        try hark(["generate", "music", h.dir + "/host.wav", "--duration", "24", "--seed", "5"])
+        try hark(["catalogue", "add", catalogue, h.dir + "/host.wav", "--payload", "c0ffee01", "--airing-key", key, "--airing-channels", "7"])
+        let host = try h.raw(from: h.dir + "/host.wav", name: "host.raw")
+        let live = Process()
+        live.executableURL = builtExecutable("hark")
+        live.arguments = ["embed", "--live", "--input", "-", "--output", "-", "--channels", "1", "--payload", "c0ffee01",
+                          "--airing-key", key, "--channel", "7", "--airing-start", "now", "--status-interval", "0"]
+        live.standardInput = FileHandle(forReadingAtPath: host)
+        let marked = h.dir + "/marked.raw"
+        FileManager.default.createFile(atPath: marked, contents: nil)
+        live.standardOutput = FileHandle(forWritingAtPath: marked)
+        live.standardError = FileHandle.nullDevice
+        try live.run()
+        live.waitUntilExit()
+        #expect(live.terminationStatus == 0)
+        try h.start(config: "catalogue = \(catalogue)\n")
+        let c = try h.connect()
+        h.feed(marked, speed: 4)
+        let answer = try #require(try c.ask(["cmd": "shake", "seconds": 6, "id": "live"], until: "shake", timeout: 30))
+        #expect(answer["result"] as? String == "detected" && answer["payload"] as? String == "c0ffee01", "\(answer)")
+        #expect(answer["airing"] as? String == "fresh" && answer["channel"] as? Int == 7, "\(answer)")
+        #expect(h.terminate() == 0)
+    }
+
     @Test func aCatalogueThatCannotBeReadIsShownAndTheOldOneKept() throws {
         let h = try DaemonHarness()
         let catalogue = h.dir + "/campaigns.hark"

@@ -53,6 +53,9 @@ public struct BenchDefinition: Codable, Sendable {
         /// a campaign's licensed song playing on its own. Every row then counts windows that name
         /// the campaign, which the catalogue holds with its voice-over.
         public var bedAlone: Bool?
+        /// Read one window of each length from the host's first sample, not windows at random
+        /// offsets: a cue heard within so many seconds of its start.
+        public var fromStart: Bool?
         /// The band the hosts are marked in and detected with (default tv).
         public var profile: WatermarkProfile?
         var watermarkProfile: WatermarkProfile { profile ?? .tv }

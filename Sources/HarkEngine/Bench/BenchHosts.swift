@@ -81,7 +81,7 @@ public struct BenchHosts {
 
     /// The host kinds ``file(kind:index:seconds:seed:)`` makes.
     public static let kinds = ["speech", "music", "song", "song-advert", "song-bed", "decoy-speech", "decoy-sparse-speech", "talk", "pink", "sparse-speech", "silence", "flute", "piano", "drums", "advert",
-                               "babble", "crowd"]
+                               "babble", "crowd", "cue"]
 
     /// The path of a host file, generating it first if needed. The name holds everything the
     /// file is made from, seed included, so that a work folder shared by benches or seeds never
@@ -144,6 +144,13 @@ public struct BenchHosts {
             x = try sparseSpeech(samples: n, seed: seed, texts: Self.decoyTexts, voices: Self.decoyVoices)
         case "silence":
             x = [Float](repeating: 0, count: n)
+        case "cue":
+            // The Stadium Shake cue's music from the first sample, then silence.
+            x = [Float](repeating: 0, count: n)
+            x.withUnsafeMutableBufferPointer { out in
+                var g = CueGenerator(rms: 0.1, sampleRate: Self.rate, seed: seed)
+                g.render(into: UnsafeMutableBufferPointer(rebasing: out[0..<min(n, Int(CueGenerator.duration * Self.rate))]))
+            }
         case "babble", "crowd", "talk":
             let talkers = kind == "crowd" ? 30 : 6
             x = [Float](repeating: 0, count: n)

@@ -174,8 +174,8 @@ public enum WatermarkBench {
                         for (wi, window) in d.windows.enumerated() {
                             let length = Int(window * rate)
                             guard y.count > length else { continue }
-                            for _ in 0..<d.offsetsPerWindow {
-                                let offset = Int(rng.nextUniform() * Double(y.count - length))
+                            for _ in 0..<(condition.fromStart == true ? 1 : d.offsetsPerWindow) {
+                                let offset = condition.fromStart == true ? 0 : Int(rng.nextUniform() * Double(y.count - length))
                                 let windowSamples = y[offset..<(offset + length)]
                                 var marks: [Int?: [WatermarkDetection]] = [:]
                                 func mark(_ size: Int?) throws -> [WatermarkDetection] {

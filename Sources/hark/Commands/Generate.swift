@@ -10,7 +10,9 @@ struct Generate: ParsableCommand {
         discussion: """
         KIND is one of: sine, sweep (logarithmic, --from → --to), white, pink, burst (tone \
         bursts of --burst seconds every --period), silence, calibrator (1 kHz), music (a \
-        synthetic chord/melody/drum pattern, for watermark benches). --level is the \
+        synthetic chord/melody/drum pattern, for watermark benches), cue (the Stadium Shake \
+        cue: 4 s of music carrying --payload's mark, loud enough to cross a crowd; see \
+        docs/watermark.md). --level is the \
         RMS level in dB re a full-scale sine (so a sine at 0 dB peaks at full scale; for bursts, \
         the level while the tone is on). The output type follows the name: .wav, .flac, .ogg, \
         .aiff, or .raw (headerless little-endian, for ALSA's file plugin). The same options and \
@@ -18,7 +20,7 @@ struct Generate: ParsableCommand {
         """)
 
     enum Kind: String, ExpressibleByArgument, CaseIterable {
-        case sine, sweep, white, pink, burst, silence, calibrator, music
+        case sine, sweep, white, pink, burst, silence, calibrator, music, cue
     }
 
     @Argument(help: ArgumentHelp("What to generate.", valueName: "kind"))
@@ -63,6 +65,15 @@ struct Generate: ParsableCommand {
                                valueName: "encoding"))
     var encoding: String?
 
+    @Option(help: ArgumentHelp("For cue: the payload it carries (1 to 8 hex digits).", valueName: "hex"))
+    var payload: String?
+
+    @Option(parsing: .unconditional,
+            help: ArgumentHelp("For cue: the mark's tone power re the music's masking threshold, dB (default \(Int(StadiumCue.defaultStrength)): audible, as a cue may be).", valueName: "dB"))
+    var strength: Double?
+
+    @OptionGroup(title: "For cue") var keys: KeyOptions
+
     func validate() throws {
         guard SoundFileError.sampleRates.contains(rate) else {
             throw ValidationError("--rate must be between 8000 and 192000 Hz")
@@ -78,7 +89,7 @@ struct Generate: ParsableCommand {
         switch kind {
         case .sine, .burst: used = [("--frequency", frequency)]
         case .sweep: used = [("--from", from), ("--to", sweepEnd)]
-        case .white, .pink, .silence, .calibrator, .music: used = []
+        case .white, .pink, .silence, .calibrator, .music, .cue: used = []
         }
         for (name, f) in used {
             guard f.isFinite, f > 0, f < nyquist else {
@@ -93,6 +104,15 @@ struct Generate: ParsableCommand {
         }
         if let e = encoding, OutputFormat.Encoding(rawValue: e) == nil {
             throw ValidationError("--encoding must be one of s16, s24, s32, f32, f64, vorbis")
+        }
+        if kind == .cue {
+            guard let payload else { throw ValidationError("a cue carries a payload: give --payload") }
+            do { _ = try WatermarkPayload(hex: payload) } catch { throw ValidationError("--payload: \(error)") }
+            if let strength, !(strength.isFinite && Embedding.strengthRange.contains(strength)) {
+                throw ValidationError("--strength must be between -20 and 20 dB")
+            }
+        } else if payload != nil || strength != nil || keys.given {
+            throw ValidationError("--payload, --strength, --key, --key-file and --profile are for cue")
         }
     }
 
@@ -118,6 +138,11 @@ struct Generate: ParsableCommand {
             generator = SilenceGenerator()
         case .music:
             generator = MusicGenerator(rms: Decibels.rms(level: level), sampleRate: sampleRate, seed: seed)
+        case .cue:
+            let samples = try StadiumCue.render(payload: try WatermarkPayload(hex: payload ?? ""), key: try keys.resolve(),
+                                                profile: keys.profile ?? .stadium, strength: strength, sampleRate: sampleRate,
+                                                rms: Decibels.rms(level: level), seed: seed)
+            generator = SampleGenerator(samples)
         }
         let writer: SoundFileWriter
         do {
@@ -127,7 +152,7 @@ struct Generate: ParsableCommand {
             Diagnostics.error(error.description)
             throw ExitCode.failure
         }
-        let total = Int((duration * sampleRate).rounded())
+        let total = kind == .cue ? Int((StadiumCue.duration * sampleRate).rounded()) : Int((duration * sampleRate).rounded())
         let block = 4096
         var mono = [Float](repeating: 0, count: block)
         var frames = [Float](repeating: 0, count: block * channels)
@@ -164,5 +189,20 @@ struct Generate: ParsableCommand {
             format: "wrote %@: %@, %.3f s, %d Hz, %d channel%@, %@; level %@ dB re full-scale sine, %@",
             output, kind.rawValue, Double(total) / sampleRate, rate, channels, channels == 1 ? "" : "s",
             writer.format.description, rms.map { String(format: "%.2f", $0) } ?? "–", peakText))
+    }
+}
+
+/// Plays samples made beforehand, then silence.
+private struct SampleGenerator: SignalGenerator {
+    let samples: [Float]
+    var next = 0
+
+    init(_ samples: [Float]) { self.samples = samples }
+
+    mutating func render(into out: UnsafeMutableBufferPointer<Float>) {
+        for i in out.indices {
+            out[i] = next < samples.count ? samples[next] : 0
+            next += 1
+        }
     }
 }
