@@ -31,6 +31,41 @@ import Testing
         return bands.levels()
     }
 
+    /// With the crowd as a masker the mark follows what the audience hears: louder under a
+    /// loud crowd, added to the programme alone, and still the payload's.
+    @Test func theCrowdAsAMaskerLiftsTheMarkUnderIt() throws {
+        let dir = NSTemporaryDirectory() + "hark-embed-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let host = try musicHost(dir + "/host.wav")
+        var crowd = [Float](repeating: 0, count: host.count)
+        crowd.withUnsafeMutableBufferPointer { var g = PinkNoiseGenerator(rms: 0.25, sampleRate: 48_000, seed: 9); g.render(into: $0) }
+        let writer = try SoundFileWriter(path: dir + "/crowd.wav", sampleRate: 48_000, channels: 1, format: .init(container: .wav, encoding: .f32))
+        try crowd.withUnsafeBufferPointer { try writer.write($0) }
+        try writer.finish()
+        let power = { (x: [Float]) in x.reduce(0.0) { $0 + Double($1) * Double($1) } }
+        func markReHost(_ ambient: EmbedOptions.Ambient?) throws -> Double {
+            _ = try Embedding.embed(input: dir + "/host.wav", output: dir + "/marked.wav",
+                                    options: EmbedOptions(payload: WatermarkPayload(0x57AD_1001), key: .demo, profile: .stadium, ambient: ambient))
+            let marked = try read(dir + "/marked.wav")
+            return 10 * log10(power(zip(marked, host).map { $0 - $1 }) / power(host))
+        }
+        let alone = try markReHost(nil)
+        let withCrowd = try markReHost(EmbedOptions.Ambient(path: dir + "/crowd.wav", gain: -6))
+        let louder = try markReHost(EmbedOptions.Ambient(path: dir + "/crowd.wav", gain: 0))
+        #expect(withCrowd > alone + 10 && louder > withCrowd + 4, "\(alone) → \(withCrowd) → \(louder) dB re host")
+        let marked = try read(dir + "/marked.wav")
+        let detector = try WatermarkDetector(format: WatermarkFormat(key: .demo, profile: .stadium), sampleRate: 48_000)
+        #expect(marked.withUnsafeBufferPointer { detector.process($0) }.contains { $0.payload == WatermarkPayload(0x57AD_1001) })
+        // A recording at another rate is refused by name.
+        let other = try SoundFileWriter(path: dir + "/crowd44.wav", sampleRate: 44_100, channels: 1, format: .init(container: .wav, encoding: .f32))
+        try crowd.withUnsafeBufferPointer { try other.write($0) }
+        try other.finish()
+        #expect(throws: EmbedError.ambientRate(path: dir + "/crowd44.wav", rate: 44_100, expected: 48_000)) {
+            _ = try markReHost(EmbedOptions.Ambient(path: dir + "/crowd44.wav", gain: 0))
+        }
+    }
+
     @Test func writesTheEmbeddersMarkAtTheRequestedStrength() throws {
         let dir = NSTemporaryDirectory() + "hark-embed-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)

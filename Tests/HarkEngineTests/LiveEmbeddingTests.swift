@@ -48,4 +48,30 @@ import Testing
         let found = left.withUnsafeBufferPointer { detector.process($0) }
         #expect(found.contains { $0.payload == payload })
     }
+
+    @Test func theAmbientSoundMasksTooButIsNotPlayed() throws {
+        let rate = Self.rate
+        var host = [Float](repeating: 0, count: Int(6 * rate))
+        host.withUnsafeMutableBufferPointer { var g = MusicGenerator(rms: 0.1, sampleRate: rate, seed: 4); g.render(into: $0) }
+        var crowd = [Float](repeating: 0, count: host.count)
+        crowd.withUnsafeMutableBufferPointer { var g = PinkNoiseGenerator(rms: 0.2, sampleRate: rate, seed: 6); g.render(into: $0) }
+        func markReHost(ambient: Bool) throws -> Double {
+            let e = try LiveEmbedding(options: EmbedOptions(payload: WatermarkPayload(1), key: .demo, profile: .stadium), sampleRate: rate, channels: 1)
+            var out: [Float] = []
+            for start in stride(from: 0, to: host.count, by: 480) {
+                host[start..<(start + 480)].withUnsafeBufferPointer { h in
+                    crowd[start..<(start + 480)].withUnsafeBufferPointer { c in e.process(h, ambient: ambient ? c : nil, into: &out) }
+                }
+            }
+            e.finish(into: &out)
+            let L = e.latencyFrames
+            var d = 0.0, p = 0.0
+            for k in host.indices { d += Double((out[k + L] - host[k]) * (out[k + L] - host[k])); p += Double(host[k] * host[k]) }
+            return 10 * log10(d / p)
+        }
+        let alone = try markReHost(ambient: false), masked = try markReHost(ambient: true)
+        // The crowd is not in the output: what differs from the programme is the mark alone,
+        // louder for the crowd's masking, and still well under the crowd itself.
+        #expect(masked > alone + 10 && masked < 0, "\(alone) → \(masked) dB re the programme")
+    }
 }

@@ -53,6 +53,10 @@ public struct BenchDefinition: Codable, Sendable {
         /// a campaign's licensed song playing on its own. Every row then counts windows that name
         /// the campaign, which the catalogue holds with its voice-over.
         public var bedAlone: Bool?
+        /// Mark the host with the crowd as a masker (``EmbedOptions/ambient``): the condition's
+        /// noise file at the level the path gives it against the programme, plus this many dB
+        /// (what the quietest seats hear of it, re where the bench listens).
+        public var ambientMasker: Double?
         /// Read one window of each length from the host's first sample, not windows at random
         /// offsets: a cue heard within so many seconds of its start.
         public var fromStart: Bool?

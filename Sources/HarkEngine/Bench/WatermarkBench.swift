@@ -166,9 +166,18 @@ public enum WatermarkBench {
                         if path.noise == .crowd { path.noise = .file(crowd) }
                         if path.noise == .file("talk") { path.noise = .file(talk) }
                         let received = workDirectory + "/received.wav"
-                        let played = condition.bedAlone == true
+                        var played = condition.bedAlone == true
                             ? try hosts.bed(of: host.kind, index: index, seconds: d.hostSeconds, seed: d.seed &* 31 &+ UInt64(index))
                             : condition.unmarked == true ? hostPath : marked[profile]!
+                        if let offset = condition.ambientMasker, case .file(let noise)? = path.noise {
+                            // The crowd as the embedder's masker: at the level the path will give
+                            // it against this programme, plus the offset.
+                            let gain = 20 * log10(try Self.rms(hostPath) / Self.rms(noise)) - path.snr + offset
+                            played = workDirectory + "/marked-ambient.wav"
+                            _ = try Embedding.embed(input: hostPath, output: played,
+                                                    options: EmbedOptions(payload: payload, key: key, strength: d.strength, profile: profile,
+                                                                          ambient: EmbedOptions.Ambient(path: noise, gain: gain)))
+                        }
                         _ = try Simulation.run(input: played, output: received, path: path)
                         let (y, rate) = try readMono(received)
                         for (wi, window) in d.windows.enumerated() {
@@ -420,6 +429,12 @@ public enum WatermarkBench {
     static func detect(_ y: ArraySlice<Float>, rate: Double, key: WatermarkKey, profile: WatermarkProfile,
                        catalogue: [WatermarkPayload]? = nil) throws -> [WatermarkDetection] {
         feed(try WatermarkDetector(format: WatermarkFormat(key: key, profile: profile), sampleRate: rate, catalogue: catalogue), y)
+    }
+
+    /// The RMS of a file's channels' mean.
+    static func rms(_ path: String) throws -> Double {
+        let (x, _) = try readMono(path)
+        return (x.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(1, x.count))).squareRoot()
     }
 
     /// Pushes `y` through `detector` in 4096-sample blocks, as a capture would.

@@ -18,6 +18,21 @@ public struct EmbedOptions: Sendable {
     /// Airing codes instead of ``payload``: each copy carries the code of its channel and the
     /// UTC minute it airs in (``AiringCode``).
     public var airing: AiringCoding?
+    /// What the audience hears beside the programme (a stadium's crowd): it masks too, so the
+    /// mark may follow the masking threshold of the two together. Nil: the programme alone.
+    public var ambient: Ambient?
+
+    /// An ambient recording and the gain that brings it to the level the quietest seats hear.
+    public struct Ambient: Sendable {
+        public var path: String
+        /// dB applied to the recording: it must not claim more masking than the quietest
+        /// seats get.
+        public var gain: Double
+
+        public init(path: String, gain: Double) {
+            (self.path, self.gain) = (path, gain)
+        }
+    }
 
     public struct AiringCoding: Sendable {
         public var key: AiringKey
@@ -31,7 +46,8 @@ public struct EmbedOptions: Sendable {
     }
 
     public init(payload: WatermarkPayload, key: WatermarkKey, strength: Double? = nil, profile: WatermarkProfile = .tv,
-                version: WatermarkFormat.Version = .v1, airing: AiringCoding? = nil) {
+                version: WatermarkFormat.Version = .v1, airing: AiringCoding? = nil, ambient: Ambient? = nil) {
+        self.ambient = ambient
         self.payload = payload
         self.key = key
         self.strength = strength
@@ -67,6 +83,7 @@ public enum EmbedError: Error, Equatable, CustomStringConvertible {
     case tooShort(path: String, seconds: Double)
     case silent(path: String)
     case strengthOutOfRange(Double)
+    case ambientRate(path: String, rate: Int, expected: Int)
 
     public var description: String {
         switch self {
@@ -75,6 +92,8 @@ public enum EmbedError: Error, Equatable, CustomStringConvertible {
                           p, s, Embedding.minimumDuration)
         case let .silent(p):
             return "\(p): the host is silent; the watermark follows the host's level, so there is nothing to carry it"
+        case let .ambientRate(p, r, e):
+            return "\(p): the ambient recording is at \(r) Hz; the programme is at \(e) Hz (resample it first)"
         case let .strengthOutOfRange(s):
             return String(cFormat: "strength %.1f dB is outside %.0f…%.0f dB (tone power re the host's masking threshold)",
                           s, Embedding.strengthRange.lowerBound, Embedding.strengthRange.upperBound)
@@ -136,6 +155,7 @@ public enum Embedding {
         let channels = reader.channels
         let rate = Double(reader.sampleRate)
         let embedder = try options.embedder(format: format, sampleRate: rate)
+        var ambient = try options.ambient.map { try AmbientFeed($0, rate: reader.sampleRate) }
         let hostBands = try ThirdOctaveBands(sampleRate: rate)
         let markBands = try ThirdOctaveBands(sampleRate: rate)
         var blocks = MonoBlockReader(reader)
@@ -178,7 +198,14 @@ public enum Embedding {
             let n = mono.count
             total += n
             delayed.append(contentsOf: blocks.interleaved[0..<(n * channels)])
-            mono.withUnsafeBufferPointer { embedder.process($0, into: &mark) }
+            if ambient != nil {
+                // The mark follows what the audience hears; it is added to the programme alone.
+                var heard = Array(mono)
+                try ambient!.add(into: &heard)
+                heard.withUnsafeBufferPointer { embedder.process($0, into: &mark) }
+            } else {
+                mono.withUnsafeBufferPointer { embedder.process($0, into: &mark) }
+            }
             try emit(min(mark.count, delayed.count / channels))
         }
         embedder.finish(into: &mark)
@@ -196,5 +223,32 @@ public enum Embedding {
             if pass.worstBand == nil || m - h > pass.worstBand!.ratio { pass.worstBand = (band.label, m - h) }
         }
         return pass
+    }
+}
+
+/// An ambient recording read alongside the programme, sample for sample, scaled; silence once it
+/// ends.
+struct AmbientFeed {
+    private var blocks: MonoBlockReader
+    private var pending: [Float] = []
+    private var ended = false
+    private let scale: Float
+
+    init(_ ambient: EmbedOptions.Ambient, rate: Int) throws {
+        let reader = try SoundFileReader(path: ambient.path)
+        guard reader.sampleRate == rate else { throw EmbedError.ambientRate(path: ambient.path, rate: reader.sampleRate, expected: rate) }
+        blocks = MonoBlockReader(reader)
+        scale = Float(pow(10, ambient.gain / 20))
+    }
+
+    /// Adds the next `x.count` ambient samples, scaled, to `x`.
+    mutating func add(into x: inout [Float]) throws {
+        while pending.count < x.count && !ended {
+            let next = try blocks.next()
+            if next.isEmpty { ended = true } else { pending += next }
+        }
+        let n = min(x.count, pending.count)
+        for i in 0..<n { x[i] += scale * pending[i] }
+        pending.removeFirst(n)
     }
 }

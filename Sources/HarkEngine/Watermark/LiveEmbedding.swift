@@ -42,7 +42,10 @@ public final class LiveEmbedding {
     }
 
     /// Takes `input` (interleaved, whole frames) and appends as many frames to `out`, marked.
-    public func process(_ input: UnsafeBufferPointer<Float>, into out: inout [Float]) {
+    /// `ambient`, when given, is what the audience hears beside the programme at those frames
+    /// (mono, scaled to the quietest seats): the mark follows the masking of the two together
+    /// and is added to the programme alone.
+    public func process(_ input: UnsafeBufferPointer<Float>, ambient: UnsafeBufferPointer<Float>? = nil, into out: inout [Float]) {
         let frames = input.count / channels
         guard frames > 0 else { return }
         framesIn += frames
@@ -50,7 +53,7 @@ public final class LiveEmbedding {
         for f in 0..<frames {
             var sum: Float = 0
             for c in 0..<channels { sum += input[f * channels + c] }
-            mono.append(sum / Float(channels))
+            mono.append(sum / Float(channels) + (ambient.map { f < $0.count ? $0[f] : 0 } ?? 0))
         }
         delayed.append(contentsOf: input.prefix(frames * channels))
         mono.withUnsafeBufferPointer { embedder.process($0, into: &mark) }

@@ -42,6 +42,20 @@ struct Embed: ParsableCommand {
     @OptionGroup(title: "Live marking") var live: LiveOptions
 
     @Option(help: ArgumentHelp("""
+        What the audience hears beside the programme (a stadium's crowd): a recording at the \
+        programme's rate, or with --live an ALSA capture device (a microphone in the venue). The \
+        mark follows the masking threshold of the two together and is added to the programme \
+        alone (docs/watermark.md, "The crowd as a masker").
+        """, valueName: "file|device"), completion: .file())
+    var ambient: String?
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("""
+        With --ambient: dB applied to it so that it stands for what the quietest seats hear \
+        (the crowd there re the recording or microphone).
+        """, valueName: "dB"))
+    var ambientGain = -6.0
+
+    @Option(help: ArgumentHelp("""
         Payload: 1 to 8 hex digits (32 bits). With --airing-key, the campaign's payload, its \
         identity in the catalogue and in detections, while the mark carries its airing codes.
         """, valueName: "hex"))
@@ -101,10 +115,20 @@ struct Embed: ParsableCommand {
         }
         if catalogue != nil && output == "-" { throw ValidationError("--catalogue needs an output file, not standard output") }
         do { _ = try WatermarkPayload(hex: payload) } catch { throw ValidationError("--payload: \(error)") }
+        if live.live && ambient == "-" { throw ValidationError("--ambient with --live is an ALSA capture device") }
+        if live.live && ambient != nil && live.input == "-" { throw ValidationError("--ambient with --live needs ALSA devices, not standard input") }
+        if !ambientGain.isFinite || abs(ambientGain) > 60 { throw ValidationError("--ambient-gain must be between -60 and 60 dB") }
         if let strength, !(strength.isFinite && Embedding.strengthRange.contains(strength)) {
             throw ValidationError(String(format: "--strength must be between %.0f and %.0f dB", Embedding.strengthRange.lowerBound,
                                          Embedding.strengthRange.upperBound))
         }
+    }
+
+    private func embedOptions(key: WatermarkKey) throws -> EmbedOptions {
+        var options = EmbedOptions(payload: try WatermarkPayload(hex: payload), key: key, strength: strength,
+                                   profile: keys.watermarkProfile, version: format.version ?? .v1, airing: airing)
+        if !live.live, let ambient { options.ambient = EmbedOptions.Ambient(path: ambient, gain: ambientGain) }
+        return options
     }
 
     /// The airing to code, when --airing-key was given.
@@ -126,9 +150,7 @@ struct Embed: ParsableCommand {
         let result: EmbedResult
         do {
             result = try Embedding.embed(input: input, output: output,
-                                         options: EmbedOptions(payload: try WatermarkPayload(hex: payload), key: key, strength: strength,
-                                                               profile: keys.watermarkProfile,
-                                                               version: format.version ?? .v1, airing: airing))
+                                         options: embedOptions(key: key))
         } catch let error as SoundFileError {
             Diagnostics.error(error.description)
             throw ExitCode.failure
@@ -153,8 +175,7 @@ struct Embed: ParsableCommand {
 
 extension Embed {
     private func runLive(key: WatermarkKey) throws {
-        let options = EmbedOptions(payload: try WatermarkPayload(hex: payload), key: key, strength: strength,
-                                   profile: keys.watermarkProfile, version: .v1, airing: airing)
+        let options = try embedOptions(key: key)
         var configuration: String?
         if let path = live.alsaConfig {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
@@ -165,7 +186,8 @@ extension Embed {
         }
         let settings = LiveMarking.Settings(input: live.input ?? "default", output: live.output ?? "default", rate: live.rate,
                                             channels: live.channels, periodFrames: live.rate / 100, playbackPeriods: 3,
-                                            seconds: live.seconds, statusInterval: live.statusInterval, alsaConfiguration: configuration)
+                                            seconds: live.seconds, statusInterval: live.statusInterval, alsaConfiguration: configuration,
+                                            ambient: ambient, ambientGain: ambientGain)
         let summary: LiveMarking.Summary
         do {
             summary = try LiveMarking.run(settings, options: options)

@@ -28,6 +28,10 @@ enum LiveMarking {
         var statusInterval: Double
         /// ALSA configuration text instead of the system's (the file plugin in tests).
         var alsaConfiguration: String?
+        /// A capture device for what the audience hears beside the programme, and the dB that
+        /// brings it to the quietest seats.
+        var ambient: String?
+        var ambientGain = -6.0
     }
 
     static let stop = Atomic<Bool>(false)
@@ -71,6 +75,15 @@ enum LiveMarking {
                                               code: -EINVAL, message: "not offered")
         }
         let embedding = try LiveEmbedding(options: options, sampleRate: Double(s.rate), channels: s.channels)
+        // The venue's microphone, mono, on its own capture thread: read as the programme is, a
+        // block at a time; where it has fallen short, the programme's masking alone.
+        var ambientSettings = settings(s.ambient ?? "", s, periods: 10)
+        ambientSettings.channels = 1
+        let ambient = s.ambient.map { _ in CaptureSource(settings: ambientSettings, ringSeconds: 1, log: { Diagnostics.warning("ambient: " + $0) }) }
+        ambient?.start()
+        defer { _ = ambient?.stop() }
+        let ambientScale = Float(pow(10, s.ambientGain / 20))
+        var heard = [Float](repeating: 0, count: s.periodFrames)
         // Under systemd (Type=notify): ready once both devices are open, alive while blocks flow.
         let notifier = SystemdNotifier()
         var watchdogDue = monotonicSeconds(), ready = false
@@ -91,7 +104,18 @@ enum LiveMarking {
             if let gap { Diagnostics.warning("\(gap); the mark goes on from the next frame") }
             guard frames > 0, channels == s.channels else { continue }
             out.removeAll(keepingCapacity: true)
-            block.withUnsafeBufferPointer { embedding.process(UnsafeBufferPointer(rebasing: $0[0..<(frames * channels)]), into: &out) }
+            var ambientFrames = 0
+            if let ambient {
+                let got = heard.withUnsafeMutableBufferPointer { ambient.read(into: UnsafeMutableBufferPointer(rebasing: $0[0..<frames]), timeout: 0) }
+                ambientFrames = got.frames
+                for i in 0..<ambientFrames { heard[i] *= ambientScale }
+            }
+            block.withUnsafeBufferPointer { b in
+                heard.withUnsafeBufferPointer { a in
+                    embedding.process(UnsafeBufferPointer(rebasing: b[0..<(frames * channels)]),
+                                      ambient: ambient == nil ? nil : UnsafeBufferPointer(rebasing: a[0..<ambientFrames]), into: &out)
+                }
+            }
             try out.withUnsafeBufferPointer { try playback.write($0) }
             let c = capture.counters
             (summary.overruns, summary.dropped, summary.underruns) = (c.overruns, c.droppedFrames, playback.underruns)
