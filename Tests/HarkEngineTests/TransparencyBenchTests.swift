@@ -33,6 +33,24 @@ import HarkSoundFile
         #expect(table.contains("Target, tv profile at the default strength: median ≥ -0.5, every host ≥ -1.0: met."))
     }
 
+    /// With a crowd, each strength is graded twice, on the programme alone and as heard, each
+    /// column labelled and held to the target.
+    @Test func aCrowdGradesTheProgrammeAloneAndAsHeard() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../signals/transparency-bench-crowd.json").path
+        let d = try TransparencyDefinition.load(path: path)
+        #expect(d.crowd?.level == 2 && d.profiles == [.stadium])
+        var r = TransparencyReport()
+        r.columns = [(.stadium, -4), (.stadium, -4)]
+        r.asHeard = [false, true]
+        r.rows = [TransparencyRow(host: "speech", baseline: 0.1, grades: [TransparencyGrade(odgs: [-3.0], ratios: [-20]),
+                                                                          TransparencyGrade(odgs: [-0.6], ratios: [-20])])]
+        r.targets = ["stadium": .init(median: -1.0, worst: -1.5)]
+        let table = TransparencyBench.table(r)
+        #expect(table.contains("| host | baseline | stadium, -4 dB, programme alone | stadium, -4 dB, as heard |"), "\(table)")
+        #expect(table.contains("Target, stadium profile at -4 dB, as heard: median ≥ -1.0, every host ≥ -1.5: met."), "\(table)")
+        #expect(table.contains("Target, stadium profile at -4 dB, programme alone: median ≥ -1.0, every host ≥ -1.5: not met."), "\(table)")
+    }
+
     @Test func severalDrawsGradeEachHostByItsMedianAndWorstDraw() {
         var r = TransparencyReport()
         r.columns = [(.tv, WatermarkProfile.tv.defaultStrength)]

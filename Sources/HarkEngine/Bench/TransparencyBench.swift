@@ -34,6 +34,16 @@ public struct TransparencyDefinition: Codable, Sendable {
     /// host depends on which tones its payload and key sound, so a default is transparent only
     /// if every campaign's mark is: each host is graded by its median and its worst draw.
     public var draws: Int?
+    /// A crowd heard beside the programme (a stadium): each host is marked with it as a masker
+    /// (``EmbedOptions/ambient``) and graded twice, on the programme alone and as heard with
+    /// the crowd. Nil: the programme alone, marked under its own masking.
+    public var crowd: Crowd?
+
+    public struct Crowd: Codable, Sendable {
+        /// The crowd's level re the programme (RMS, dB) where the quietest seats are: what the
+        /// mark is shaped under and graded with.
+        public var level: Double
+    }
 
     /// A definitions file that decodes but cannot be run.
     public enum Invalid: Error, CustomStringConvertible {
@@ -150,6 +160,8 @@ extension [Double] {
 
 public struct TransparencyReport: Sendable {
     public var columns: [(profile: WatermarkProfile, strength: Double)] = []
+    /// With a crowd, whether each column grades the programme as heard with it (true) or alone.
+    public var asHeard: [Bool] = []
     public var rows: [TransparencyRow] = []
     public var targets: [String: TransparencyDefinition.Target] = [:]
     public var seconds = 0.0
@@ -180,6 +192,10 @@ public enum TransparencyBench {
         var report = TransparencyReport()
         report.targets = d.targets ?? [:]
         report.columns = d.profiles.flatMap { p in (d.strengths ?? [p.defaultStrength]).map { (p, $0) } }
+        if d.crowd != nil {
+            report.columns = report.columns.flatMap { [$0, $0] }
+            report.asHeard = report.columns.indices.map { $0 % 2 == 1 }
+        }
         let marks = draws(seed: d.seed, hosts: d.hosts.reduce(0) { $0 + $1.count }, count: d.draws ?? 1)
         var hostNumber = 0
         for host in d.hosts {
@@ -193,19 +209,43 @@ public enum TransparencyBench {
                 try deliver(path, to: other, seed: 2)
                 var row = TransparencyRow(host: host.count > 1 ? "\(host.name) \(index + 1)" : host.name,
                                           baseline: try grader.grade(reference: reference, test: other), grades: [])
-                for (profile, strength) in report.columns {
+                // The crowd as the quietest seats hear it, and the host heard with it.
+                var crowd: (file: String, samples: [Float])?
+                let heardReference = workDirectory + "/reference-heard.wav"
+                if let c = d.crowd {
+                    let (x, rate) = try WatermarkBench.readMono(path)
+                    let raw = try hosts.file(kind: "crowd", index: 0, seconds: d.hostSeconds, seed: d.seed &+ 700)
+                    var (y, _) = try WatermarkBench.readMono(raw)
+                    let power = { (v: [Float]) in v.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(1, v.count)) }
+                    let scale = Float((power(x) / power(y)).squareRoot() * pow(10, c.level / 20))
+                    y = (0..<x.count).map { $0 < y.count ? scale * y[$0] : 0 }
+                    let file = workDirectory + "/crowd.wav"
+                    try BenchHosts.writeMono(y[...], rate: rate, to: file)
+                    crowd = (file, y)
+                    try BenchHosts.writeMono(zip(x, y).map(+)[...], rate: rate, to: workDirectory + "/host-heard.wav")
+                    try deliver(workDirectory + "/host-heard.wav", to: heardReference, seed: 1)
+                }
+                for (column, (profile, strength)) in report.columns.enumerated() {
+                    let heard = report.asHeard.isEmpty ? false : report.asHeard[column]
                     var grade = TransparencyGrade(odgs: [], ratios: [])
                     for (draw, mark) in hostMarks.enumerated() {
                         let marked = workDirectory + "/marked.wav", delivered = workDirectory + "/marked-16.wav"
                         let e = try Embedding.embed(input: path, output: marked,
                                                     options: EmbedOptions(payload: mark.payload, key: mark.key, strength: strength,
-                                                                          profile: profile, version: d.formatVersion ?? .v1))
-                        try deliver(marked, to: delivered, seed: 3)
-                        let odg = try grader.grade(reference: reference, test: delivered)
+                                                                          profile: profile, version: d.formatVersion ?? .v1,
+                                                                          ambient: crowd.map { EmbedOptions.Ambient(path: $0.file, gain: 0) }))
+                        if heard, let crowd {
+                            let (m, rate) = try WatermarkBench.readMono(marked)
+                            try BenchHosts.writeMono(zip(m, crowd.samples).map(+)[...], rate: rate, to: workDirectory + "/marked-heard.wav")
+                            try deliver(workDirectory + "/marked-heard.wav", to: delivered, seed: 3)
+                        } else {
+                            try deliver(marked, to: delivered, seed: 3)
+                        }
+                        let odg = try grader.grade(reference: heard ? heardReference : reference, test: delivered)
                         grade.odgs.append(odg)
                         grade.ratios.append(e.ratio)
-                        log(String(cFormat: "%@, %@, %+g dB, draw %d: ODG %.2f, mark %.1f dB re host", row.host, profile.rawValue,
-                                   strength, draw + 1, odg, e.ratio))
+                        log(String(cFormat: "%@, %@, %+g dB%@, draw %d: ODG %.2f, mark %.1f dB re host", row.host, profile.rawValue,
+                                   strength, crowd == nil ? "" : heard ? ", as heard" : ", programme alone", draw + 1, odg, e.ratio))
                     }
                     row.grades.append(grade)
                 }
@@ -254,7 +294,9 @@ public enum TransparencyBench {
     /// The grades as a Markdown table, one column per profile and strength, with the median,
     /// the worst host and the targets.
     public static func table(_ r: TransparencyReport) -> String {
-        let heads = r.columns.map { String(cFormat: "%@, %+g dB", $0.profile.rawValue, $0.strength) }
+        let heads = r.columns.enumerated().map { i, c in
+            String(cFormat: "%@, %+g dB", c.profile.rawValue, c.strength) + (r.asHeard.isEmpty ? "" : r.asHeard[i] ? ", as heard" : ", programme alone")
+        }
         let several = r.draws > 1
         var s = "| host | baseline | " + heads.joined(separator: " | ") + " |\n"
         s += "|---|---|" + heads.map { _ in "---|" }.joined() + "\n"
@@ -276,10 +318,12 @@ public enum TransparencyBench {
         s += ". Baseline: the host against itself with another dither."
         s += several ? " Median: over hosts, of each host's median draw; worst: the worst draw on any host.\n" : "\n"
         for (i, c) in r.columns.enumerated() {
-            guard let t = r.targets[c.profile.rawValue], c.strength == c.profile.defaultStrength else { continue }
+            guard let t = r.targets[c.profile.rawValue], c.strength == c.profile.defaultStrength || !r.asHeard.isEmpty else { continue }
             let met = r.median(i) >= t.median && r.worst(i) >= t.worst
-            s += String(cFormat: "Target, %@ profile at the default strength: median ≥ %.1f, every host ≥ %.1f: %@.\n",
-                        c.profile.rawValue, t.median, t.worst, met ? "met" : "not met")
+            let view = r.asHeard.isEmpty ? "" : r.asHeard[i] ? ", as heard" : ", programme alone"
+            let strength = c.strength == c.profile.defaultStrength ? "the default strength" : String(cFormat: "%+g dB", c.strength)
+            s += String(cFormat: "Target, %@ profile at %@%@: median ≥ %.1f, every host ≥ %.1f: %@.\n",
+                        c.profile.rawValue, strength, view, t.median, t.worst, met ? "met" : "not met")
         }
         s += String(cFormat: "Bench time: %.0f s.\n", r.seconds)
         return s
