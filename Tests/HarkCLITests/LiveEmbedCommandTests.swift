@@ -47,7 +47,7 @@ import Testing
             pcm.wavout { type file; slave { pcm { type null } }; file "\(out)"; format "raw" }
             pcm.out { type plug; slave { pcm "wavout"; format S16_LE; rate 48000; channels 1 } }
             """.write(toFile: config, atomically: true, encoding: .utf8)
-        // A writer at three times real time, 100 ms at once: the capture paced as a card paces it.
+        // A writer at twice real time, 100 ms at once: the capture paced as a card paces it.
         // It outlives the reader by the padding: its write then fails instead of killing the tests.
         signal(SIGPIPE, SIG_IGN)
         let bytes = samples.withUnsafeBufferPointer { Data(buffer: $0) } + Data(count: 48_000 * 2)
@@ -59,7 +59,7 @@ import Testing
                 let n = min(9_600, bytes.count - offset)
                 try? handle.write(contentsOf: bytes[offset..<(offset + n)])
                 offset += n
-                let due = Double(offset) / 2 / 48_000 / 3
+                let due = Double(offset) / 2 / 48_000 / 2
                 let wait = due - Date().timeIntervalSince(start)
                 if wait > 0 { Thread.sleep(forTimeInterval: wait) }
             }
