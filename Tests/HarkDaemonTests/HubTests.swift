@@ -113,6 +113,28 @@ import Testing
         #expect(out[0]["minute"] as? String == "2025-02-19T21:20Z" && out[0]["code"] as? String == "66eedd8f", "\(out)")
     }
 
+    @Test func aWatcherHearsAStaleAiringAfterTheCampaignsSound() throws {
+        // The sound names the campaign first; the mark then says the airing was a replay. The
+        // watcher is told both: each code heard is an airing of its own.
+        let hub = Hub(logger: Logger(label: "test"))
+        let w = Client(hub: hub)
+        hub.handle(.watch([.detection]), from: w.connection.id)
+        _ = w.lines()
+        var sound = detection(0xC0FFEE01, time: 3)
+        sound.evidence = .sound
+        sound.airingCoded = true
+        hub.detection(sound, time: 3, start: 0)
+        var stale = detection(0xC0FFEE01, time: 4)
+        stale.evidence = .markAndSound
+        stale.airing = Airing(campaign: WatermarkPayload(0xC0FFEE01), channel: 7, minute: 29_000_000)
+        stale.airingCode = WatermarkPayload(0x66EEDD8F)
+        stale.stale = true
+        hub.detection(stale, time: 4, start: 1.6)
+        hub.detection(stale, time: 4.05, start: 1.6)
+        let seen = w.objects().map { $0["airing"] as? String }
+        #expect(seen == ["unknown", "stale"], "\(seen)")
+    }
+
     @Test func shakeWithNothingHeardEndsOnAudioTime() {
         let hub = Hub(logger: Logger(label: "test"))
         let a = Client(hub: hub)

@@ -424,16 +424,19 @@ public final class Hub: @unchecked Sendable {
                 return true
             }
             let windowStart = time - (d.time - d.windowStart)
-            let news = s.logged.isNews(d.payload, time: time, windowStart: windowStart, copyStart: start)
-            if news || s.airingStamps[d.payload] == nil {
+            // An airing code names its minute and whether it is stale: each code heard is an
+            // airing of its own, so a replay heard after the campaign's sound is news too.
+            let key = d.airingCode ?? d.payload
+            let news = s.logged.isNews(key, time: time, windowStart: windowStart, copyStart: start)
+            if news || s.airingStamps[key] == nil {
                 if s.airingStamps.count > 64 { s.airingStamps = [:] }
-                s.airingStamps[d.payload] = recorder.stamp(start: now.addingTimeInterval(-(time - start)), end: now)
+                s.airingStamps[key] = recorder.stamp(start: now.addingTimeInterval(-(time - start)), end: now)
             }
             for (id, var c) in s.clients where c.watching.contains(.detection) {
-                if c.airings.isNews(d.payload, time: time, windowStart: windowStart, copyStart: start) { watchers.append(c.connection) }
+                if c.airings.isNews(key, time: time, windowStart: windowStart, copyStart: start) { watchers.append(c.connection) }
                 s.clients[id] = c
             }
-            return (s.airingStamps[d.payload]!, news)
+            return (s.airingStamps[key]!, news)
         }
         // Confirmations come 20 times a second while a mark plays; most are news to no one.
         if airing.news || !watchers.isEmpty {
