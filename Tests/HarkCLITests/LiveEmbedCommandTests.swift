@@ -128,10 +128,20 @@ import Testing
     }
 
     @Test func refusesWhatItCannotPlayByName() throws {
-        let config = dir.file("empty.conf")
-        try "pcm.elsewhere { type null }\n".write(toFile: config, atomically: true, encoding: .utf8)
-        let missing = try Hark.run(["embed", "--live", "--input", "nothing", "--output", "nothing", "--alsa-config", config, "--payload", "1"])
-        #expect(missing.status == 1 && missing.stderr.contains("cannot open playback device 'nothing'"), "\(missing.stderr)")
+        let config = dir.file("devices.conf")
+        try """
+            pcm.zeros { type file; slave { pcm { type null } }; file "/dev/null"; infile "/dev/zero"; format "raw" }
+            pcm.in { type plug; slave { pcm "zeros"; format S16_LE; rate 48000; channels 2 } }
+            pcm.sink { type file; slave { pcm { type null } }; file "/dev/null"; format "raw" }
+            pcm.out { type plug; slave { pcm "sink"; format S16_LE; rate 48000; channels 2 } }
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        // A device that is not there at the start is an error naming it (under systemd the unit
+        // is restarted); ALSA's own words come as warnings.
+        let noInput = try Hark.run(["embed", "--live", "--input", "nothing", "--output", "out", "--alsa-config", config, "--payload", "1"])
+        #expect(noInput.status == 1 && noInput.stderr.contains("hark: error: cannot open capture device 'nothing'"), "\(noInput.stderr)")
+        #expect(noInput.stderr.split(separator: "\n").allSatisfy { $0.hasPrefix("hark: ") }, "\(noInput.stderr)")
+        let noOutput = try Hark.run(["embed", "--live", "--input", "in", "--output", "nothing", "--alsa-config", config, "--payload", "1"])
+        #expect(noOutput.status == 1 && noOutput.stderr.contains("hark: error: cannot open playback device 'nothing'"), "\(noOutput.stderr)")
         let mixed = try Hark.run(["embed", "--live", "--input", "-", "--output", "out", "--payload", "1"])
         #expect(mixed.status != 0 && mixed.stderr.contains("--input - and --output - go together"), "\(mixed.stderr)")
         let files = try Hark.run(["embed", "a.wav", "b.wav", "--live", "--payload", "1"])

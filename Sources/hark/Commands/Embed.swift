@@ -196,6 +196,9 @@ extension Embed {
             throw ExitCode.failure
         } catch is LiveMarking.StreamClosed {
             return
+        } catch let failure as LiveMarking.StartFailure {
+            Diagnostics.error(failure.reason)
+            throw ExitCode.failure
         }
         Diagnostics.progress(String(format: "marked %.2f s live: latency %.1f ms; overruns %d, dropped frames %d, underruns %d%@",
                                     summary.seconds, 1000 * summary.latency, summary.overruns, summary.dropped, summary.underruns,

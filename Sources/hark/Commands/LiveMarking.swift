@@ -39,6 +39,11 @@ enum LiveMarking {
     /// Standard output closed by its reader: the stream ends there.
     struct StreamClosed: Error {}
 
+    /// The capture device could not be opened at the start.
+    struct StartFailure: Error {
+        let reason: String
+    }
+
     /// What a run did, for its last line.
     struct Summary {
         var seconds = 0.0
@@ -66,6 +71,9 @@ enum LiveMarking {
     }
 
     private static func runALSA(_ s: Settings, options: EmbedOptions) throws -> Summary {
+        // ALSA's own messages as warnings, not bare lines on standard error.
+        ALSALog.route { Diagnostics.warning($0) }
+        defer { ALSALog.reset() }
         let capture = CaptureSource(settings: settings(s.input, s, periods: 10), ringSeconds: 1, log: { Diagnostics.warning($0) })
         let playback = PlaybackSink(output: try PlaybackDevice(settings: settings(s.output, s, periods: s.playbackPeriods)))
         defer { playback.output.close() }
@@ -89,13 +97,31 @@ enum LiveMarking {
         var watchdogDue = monotonicSeconds(), ready = false
         capture.start()
         defer { _ = capture.stop() }
+        // A device that is not there at the start is an error (systemd restarts the unit); one
+        // lost later is waited for, as harkd waits. (Opening it twice would not do: a FIFO
+        // behind ALSA's file plugin loses what is written while the first opening holds it.)
+        started: while !stop.load(ordering: .relaxed) {
+            switch capture.state {
+            case .capturing: break started
+            case .deviceLost(let why): throw StartFailure(reason: why)
+            case .idle, .opening: usleep(10_000)
+            }
+        }
         var block = [Float](repeating: 0, count: s.periodFrames * s.channels)
         var out: [Float] = []
         var summary = Summary(latency: embedding.latency + Double(s.periodFrames + f.bufferFrames) / Double(s.rate))
         var status = StatusLine(interval: s.statusInterval, summary: summary)
         let limit = s.seconds.map { Int(($0 * Double(s.rate)).rounded()) }
+        var lost = false
         while !stop.load(ordering: .relaxed) {
-            if case .deviceLost(let why) = capture.state { Diagnostics.warning("capture device lost (\(why)); waiting for it") }
+            // Said once when the device goes and once when it is back, not every read.
+            if case .deviceLost(let why) = capture.state {
+                if !lost { Diagnostics.warning("capture device lost (\(why)); waiting for it, playing nothing meanwhile") }
+                lost = true
+            } else if lost, case .capturing = capture.state {
+                Diagnostics.warning("capture device back; marking again")
+                lost = false
+            }
             let want = min(s.periodFrames, (limit ?? .max) - embedding.framesIn)
             guard want > 0 else { break }
             let (frames, channels, gap) = block.withUnsafeMutableBufferPointer {
