@@ -263,16 +263,6 @@ public final class CaptureSource: @unchecked Sendable {
     }
 
     static func convert(_ raw: UnsafeMutableRawPointer, _ format: SampleFormat, count n: Int, into out: UnsafeMutableBufferPointer<Float>) {
-        switch format {
-        case .s16:
-            let p = raw.assumingMemoryBound(to: Int16.self)
-            for i in 0..<n { out[i] = Float(Int16(littleEndian: p[i])) / 32_768 }
-        case .s32:
-            let p = raw.assumingMemoryBound(to: Int32.self)
-            for i in 0..<n { out[i] = Float(Int32(littleEndian: p[i])) / 2_147_483_648 }
-        case .float:
-            let p = raw.assumingMemoryBound(to: Float.self)
-            for i in 0..<n { out[i] = p[i] }
-        }
+        SampleEncoding.decode(raw, format, count: n, into: out)
     }
 }

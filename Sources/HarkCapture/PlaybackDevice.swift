@@ -94,9 +94,11 @@ public final class PlaybackSink {
     }
 }
 
-/// Samples in ALSA's little-endian formats.
-enum SampleEncoding {
-    static func encode(_ samples: UnsafeBufferPointer<Float>, as format: SampleFormat, into out: inout [UInt8]) {
+/// Samples in ALSA's little-endian formats, to and from floats at ±1 full scale: what the
+/// capture thread, playback and `hark embed --live`'s raw stream share.
+public enum SampleEncoding {
+    /// Replaces `out` with `samples` encoded, clamped to full scale.
+    public static func encode(_ samples: UnsafeBufferPointer<Float>, as format: SampleFormat, into out: inout [UInt8]) {
         out.removeAll(keepingCapacity: true)
         out.reserveCapacity(samples.count * format.bytesPerSample)
         for x in samples {
@@ -112,6 +114,21 @@ enum SampleEncoding {
                 let b = v.bitPattern
                 for k in 0..<4 { out.append(UInt8(truncatingIfNeeded: b >> (8 * UInt32(k)))) }
             }
+        }
+    }
+
+    /// Decodes `count` samples of `format` at `raw` into `out`.
+    public static func decode(_ raw: UnsafeRawPointer, _ format: SampleFormat, count n: Int, into out: UnsafeMutableBufferPointer<Float>) {
+        switch format {
+        case .s16:
+            let p = raw.assumingMemoryBound(to: Int16.self)
+            for i in 0..<n { out[i] = Float(Int16(littleEndian: p[i])) / 32_768 }
+        case .s32:
+            let p = raw.assumingMemoryBound(to: Int32.self)
+            for i in 0..<n { out[i] = Float(Int32(littleEndian: p[i])) / 2_147_483_648 }
+        case .float:
+            let p = raw.assumingMemoryBound(to: Float.self)
+            for i in 0..<n { out[i] = p[i] }
         }
     }
 }

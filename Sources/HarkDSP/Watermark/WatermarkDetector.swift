@@ -113,11 +113,14 @@ public final class WatermarkDetector {
     /// Campaigns beside the catalogue's that a confirmation at the sound's place must outscore
     /// (``confirm(_:creativeStart:)``): those the sound's catalogue names.
     public var confirmationRivals: [WatermarkPayload] = [] {
-        didSet {
-            var seen = Set(catalogue ?? [])
-            rivalPayloads = confirmationRivals.filter { seen.insert($0).inserted }
-            rivalSigns = rivalPayloads.flatMap { Self.signs(of: $0, format: format) }
-        }
+        didSet { indexRivals() }
+    }
+
+    /// The rivals the catalogue does not hold, and their signs.
+    private func indexRivals() {
+        var seen = Set(catalogue ?? [])
+        rivalPayloads = confirmationRivals.filter { seen.insert($0).inserted }
+        rivalSigns = rivalPayloads.flatMap { Self.signs(of: $0, format: format) }
     }
     static let signVectors = PairLayout.vectors
     /// Scratch, allocated once: one alignment's pair values (in ``PairLayout``, padding zero),
@@ -753,8 +756,7 @@ public final class WatermarkDetector {
         precondition(unique.count <= catalogueCapacity, "the detector's threshold was set for \(catalogueCapacity) payloads")
         catalogue = unique
         catalogueSigns = unique.flatMap { Self.signs(of: $0, format: format) }
-        let rivals = confirmationRivals
-        confirmationRivals = rivals
+        indexRivals()
     }
 
     private static func unique(_ payloads: [WatermarkPayload]) -> [WatermarkPayload] {

@@ -176,11 +176,7 @@ enum LiveMarking {
         var status = StatusLine(interval: s.statusInterval, summary: summary)
         let limit = s.seconds.map { Int(($0 * Double(s.rate)).rounded()) }
         func emit() throws {
-            encoded.removeAll(keepingCapacity: true)
-            for x in out {
-                let v = Int16(max(-32768, min(32767, (Double(max(-1, min(1, x))) * 32768).rounded())))
-                encoded.append(UInt8(truncatingIfNeeded: v)); encoded.append(UInt8(truncatingIfNeeded: v >> 8))
-            }
+            out.withUnsafeBufferPointer { SampleEncoding.encode($0, as: .s16, into: &encoded) }
             var done = 0
             while done < encoded.count {
                 let n = encoded.withUnsafeBytes { Glibc.write(1, $0.baseAddress! + done, encoded.count - done) }
@@ -197,15 +193,17 @@ enum LiveMarking {
             var frames = pending / frameBytes
             if let limit { frames = min(frames, limit - embedding.framesIn) }
             guard frames > 0 else { continue }
-            samples.removeAll(keepingCapacity: true)
-            for i in 0..<(frames * s.channels) {
-                samples.append(Float(Int16(bitPattern: UInt16(bytes[2 * i]) | UInt16(bytes[2 * i + 1]) << 8)) / 32768)
+            let count = frames * s.channels
+            if samples.count < count { samples = [Float](repeating: 0, count: count) }
+            bytes.withUnsafeBytes { raw in
+                samples.withUnsafeMutableBufferPointer { SampleEncoding.decode(raw.baseAddress!, .s16, count: count, into: $0) }
             }
+            // The part of a frame read beyond these goes to the front for the next read.
             let used = frames * frameBytes
-            bytes.replaceSubrange(0..<used, with: bytes[used..<pending] + [UInt8](repeating: 0, count: used))
+            bytes.withUnsafeMutableBytes { $0.baseAddress!.copyMemory(from: $0.baseAddress! + used, byteCount: pending - used) }
             pending -= used
             out.removeAll(keepingCapacity: true)
-            samples.withUnsafeBufferPointer { embedding.process($0, into: &out) }
+            samples.withUnsafeBufferPointer { embedding.process(UnsafeBufferPointer(rebasing: $0[0..<count]), into: &out) }
             try emit()
             _ = status.tick(embedding, summary)
         }
