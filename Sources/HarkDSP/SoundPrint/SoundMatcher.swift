@@ -217,19 +217,18 @@ public final class SoundMatcher {
         let counts = shared ? allCounts : counts
         // Only the creatives asked for: scoring a key costs three lookups, and on noise the
         // window holds thousands of keys with a vote or two.
+        // Each alignment's score, read once for both passes.
+        var scored: [(alignment: Int, votes: Int)] = []
         for r in creatives.map(Array.init) ?? counts.creativesWithVotes {
-            // Ties go to the earlier alignment, so the answer does not depend on the order a
-            // dictionary happens to keep.
-            let alignments = counts.alignments(of: r)
-            for a32 in alignments {
-                let a = Int(a32), s = counts.score(r, a)
-                if let b = best[r], s < b.votes || (s == b.votes && a >= b.alignment) { continue }
-                best[r] = (a, s, 0)
+            scored.removeAll(keepingCapacity: true)
+            for a32 in counts.alignments(of: r) { scored.append((Int(a32), counts.score(r, Int(a32)))) }
+            // Ties go to the earlier alignment, so the answer does not depend on the order the
+            // table happens to keep.
+            guard var b = scored.first.map({ (alignment: $0.alignment, votes: $0.votes, runnerUp: 0) }) else { continue }
+            for (a, s) in scored.dropFirst() where s > b.votes || (s == b.votes && a < b.alignment) {
+                (b.alignment, b.votes) = (a, s)
             }
-            guard var b = best[r] else { continue }
-            for a32 in alignments where abs(Int(a32) - b.alignment) > 1 {
-                b.runnerUp = max(b.runnerUp, counts.score(r, Int(a32)))
-            }
+            for (a, s) in scored where abs(a - b.alignment) > 1 { b.runnerUp = max(b.runnerUp, s) }
             best[r] = b
         }
         return best

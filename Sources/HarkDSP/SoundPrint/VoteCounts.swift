@@ -4,10 +4,10 @@
 /// each candidate's review scanned every key of the window, thousands on music; that was a
 /// third of harkd's CPU with a catalogue of 100. Not thread-safe.
 struct VoteCounts {
-    private var perCreative: [[Int32: Int32]]
+    private var perCreative: [AlignmentTally]
 
     init(creatives: Int) {
-        perCreative = [[Int32: Int32]](repeating: [:], count: creatives)
+        perCreative = [AlignmentTally](repeating: AlignmentTally(), count: creatives)
     }
 
     /// A vote in the matcher's key: the creative in the high 32 bits, the alignment in the low.
@@ -19,14 +19,11 @@ struct VoteCounts {
     static func alignment(_ key: Int64) -> Int { Int(Int32(truncatingIfNeeded: key)) }
 
     mutating func add(_ key: Int64) {
-        perCreative[Self.creative(key)][Int32(truncatingIfNeeded: key), default: 0] += 1
+        perCreative[Self.creative(key)].add(Int32(truncatingIfNeeded: key))
     }
 
     mutating func remove(_ key: Int64) {
-        let a = Int32(truncatingIfNeeded: key)
-        let r = Self.creative(key)
-        guard let c = perCreative[r][a] else { return }
-        perCreative[r][a] = c <= 1 ? nil : c - 1
+        perCreative[Self.creative(key)].remove(Int32(truncatingIfNeeded: key))
     }
 
     /// Votes at the key's alignment and its two neighbours (a peak may fall a frame either side).
@@ -35,13 +32,16 @@ struct VoteCounts {
     }
 
     func score(_ creative: Int, _ alignment: Int) -> Int {
-        let table = perCreative[creative]
-        let a = Int32(truncatingIfNeeded: alignment)
-        return Int(table[a &- 1] ?? 0) + Int(table[a] ?? 0) + Int(table[a &+ 1] ?? 0)
+        perCreative[creative].score(Int32(truncatingIfNeeded: alignment))
     }
 
-    /// The alignments where `creative` has votes.
-    func alignments(of creative: Int) -> Dictionary<Int32, Int32>.Keys { perCreative[creative].keys }
+    /// The alignments where `creative` has votes, in no particular order.
+    func alignments(of creative: Int) -> [Int32] {
+        var all: [Int32] = []
+        all.reserveCapacity(perCreative[creative].count)
+        perCreative[creative].forEach { a, _ in all.append(a) }
+        return all
+    }
 
     /// The creatives with votes.
     var creativesWithVotes: [Int] { perCreative.indices.filter { !perCreative[$0].isEmpty } }
