@@ -19,6 +19,7 @@ struct HarkdCommand: AsyncParsableCommand {
     /// As the default, but the help the manual generator reads is spelled in ASCII
     /// (``ManualText``).
     static func main() async {
+        HeapTrim.useOneArena()
         guard ManualText.isDumpRequest(CommandLine.arguments) else {
             do {
                 var command = try parseAsRoot()

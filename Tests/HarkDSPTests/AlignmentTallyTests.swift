@@ -54,5 +54,10 @@ import Testing
             let expected = Int(reference[a &- 1] ?? 0) + Int(reference[a] ?? 0) + Int(reference[a &+ 1] ?? 0)
             #expect(tally.score(a) == expected)
         }
+        // The bulk reading: every alignment with votes, once, each with its score.
+        var scores: [(alignment: Int, votes: Int)] = [(1, 1)]
+        tally.scores(into: &scores)
+        #expect(scores.map(\.alignment).sorted() == reference.keys.map(Int.init).sorted())
+        #expect(scores.allSatisfy { $0.votes == tally.score(Int32($0.alignment)) })
     }
 }

@@ -42,12 +42,13 @@ import Testing
 
     private func rms(_ x: [Float]) -> Double { (x.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(1, x.count))).squareRoot() }
 
-    private func listen(_ index: SoundIndex, _ y: ArraySlice<Float>, rate: Double = rate, threshold: Int = SoundMatcher.defaultThreshold) throws -> [SoundMatch] {
+    private func listen(_ index: SoundIndex, _ y: ArraySlice<Float>, rate: Double = rate, threshold: Int = SoundMatcher.defaultThreshold,
+                        block: Int = 1024) throws -> [SoundMatch] {
         let m = try SoundMatcher(index: index, sampleRate: rate, threshold: threshold)
         var out: [SoundMatch] = []
         var i = y.startIndex
         while i < y.endIndex {
-            let n = min(1024, y.endIndex - i)
+            let n = min(block, y.endIndex - i)
             out += y[i..<(i + n)].withUnsafeBufferPointer { m.process($0) }
             i += n
         }
@@ -111,6 +112,24 @@ import Testing
             // A song's chords come back, so where it is may stay open (nil) when it is named; the
             // jingle's line and the noise do not repeat, and their place is told at once.
             if k == 1 || k == 3 { #expect(found.first?.offset != nil, "creative \(k): \(found)") }
+        }
+    }
+
+    /// harkd hands the matcher 20 ms at a time and it reviews its candidates every 60 ms at
+    /// most; a file goes in longer blocks, each reviewed. Both name the same creative at the
+    /// same place, within a review interval and a block of each other.
+    @Test func shortBlocksNameTheCreativeAsLongOnesDo() throws {
+        let creatives = [song(1), jingle(2, .flute), song(3), noise(4)]
+        let index = SoundIndex(prints: try creatives.map(reading))
+        for k in [1, 3] {
+            let y = try throughRoom(creatives[k], snr: 15, seed: UInt64(k))
+            let window = y[Int(11.5 * Self.rate)..<Int(26.5 * Self.rate)]
+            let long = try listen(index, window)
+            let short = try listen(index, window, block: 320)
+            let (a, b) = (try #require(long.first), try #require(short.first))
+            #expect(a.reference == k && b.reference == k)
+            #expect(abs(a.time - b.time) <= SoundMatcher.reviewInterval + 1024 / Self.rate, "\(long) \(short)")
+            #expect(a.offset != nil && b.offset != nil && abs(a.offset! - b.offset!) < 0.1, "\(long) \(short)")
         }
     }
 

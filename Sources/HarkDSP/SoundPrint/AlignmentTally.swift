@@ -104,6 +104,30 @@ struct AlignmentTally {
         if keys.count > Self.smallest, 8 * count < keys.count { resize(to: keys.count / 2) }
     }
 
+    /// Every alignment that has votes with its ``score(_:)``, into `out` (emptied first), in
+    /// no particular order: one pass over the table, two lookups an entry. (Sorting the entries
+    /// to read neighbours side by side took longer than the lookups.)
+    func scores(into out: inout [(alignment: Int, votes: Int)]) {
+        out.removeAll(keepingCapacity: true)
+        keys.withUnsafeBufferPointer { keys in
+            counts.withUnsafeBufferPointer { counts in
+                let (mask, shift) = (self.mask, self.shift)
+                @inline(__always) func votes(_ a: Int32) -> Int {
+                    var i = Self.home(a, shift)
+                    while counts[i] != 0 {
+                        if keys[i] == a { return Int(counts[i]) }
+                        i = (i &+ 1) & mask
+                    }
+                    return 0
+                }
+                for i in 0..<counts.count where counts[i] != 0 {
+                    let a = keys[i]
+                    out.append((Int(a), Int(counts[i]) + votes(a &- 1) + votes(a &+ 1)))
+                }
+            }
+        }
+    }
+
     /// Calls `body` with every alignment that has votes and its votes, in no particular order.
     @inline(__always)
     func forEach(_ body: (_ alignment: Int32, _ votes: Int32) -> Void) {

@@ -35,12 +35,10 @@ struct VoteCounts {
         perCreative[creative].score(Int32(truncatingIfNeeded: alignment))
     }
 
-    /// The alignments where `creative` has votes, in no particular order.
-    func alignments(of creative: Int) -> [Int32] {
-        var all: [Int32] = []
-        all.reserveCapacity(perCreative[creative].count)
-        perCreative[creative].forEach { a, _ in all.append(a) }
-        return all
+    /// Every alignment where `creative` has votes, with its ``score(_:_:)``, into `out`, in no
+    /// particular order.
+    func scores(of creative: Int, into out: inout [(alignment: Int, votes: Int)]) {
+        perCreative[creative].scores(into: &out)
     }
 
     /// The creatives with votes.

@@ -56,10 +56,24 @@ public final class OutputBudget: Sendable {
 /// had gone (783 MB). A second after a client leaves, off the event loop (the clients that leave
 /// meanwhile are covered by the same trim, those that leave during it by the next); at once when
 /// a catalogue's index is built.
-enum HeapTrim {
+public enum HeapTrim {
     private static let pending = Atomic<Bool>(false)
     private typealias Trim = @convention(c) (Int) -> Int32
     nonisolated(unsafe) private static let trim: Trim? = dlsym(nil, "malloc_trim").map { unsafeBitCast($0, to: Trim.self) }
+
+    private typealias Option = @convention(c) (Int32, Int32) -> Int32
+    nonisolated(unsafe) private static let option: Option? = dlsym(nil, "mallopt").map { unsafeBitCast($0, to: Option.self) }
+
+    /// One heap for every thread (glibc's `M_ARENA_MAX`), unless `MALLOC_ARENA_MAX` says
+    /// otherwise: by default each thread that allocates gets an arena of its own, each with its
+    /// own free space and padding, and harkd's few busy threads gain nothing from them. With a
+    /// catalogue of 100, harkd's peak was 39.5-40.5 MB with its arenas and 38.1-38.7 MB with one
+    /// (docs/daemon.md). Called before any thread starts.
+    public static func useOneArena() {
+        guard getenv("MALLOC_ARENA_MAX") == nil else { return }
+        let arenaMax: Int32 = -8
+        _ = option?(arenaMax, 1)
+    }
 
     /// At once, on the caller's thread (a few milliseconds for harkd's heap).
     static func now() {
