@@ -213,7 +213,7 @@ public final class CaptureSource: @unchecked Sendable {
             let got = pcm.readInterleaved(into: raw, frames: frames)
             if got > 0 {
                 let n = got * format.channels
-                floats.withUnsafeMutableBufferPointer { out in Self.convert(raw, format.format, count: n, into: out) }
+                floats.withUnsafeMutableBufferPointer { out in SampleEncoding.decode(raw, format.format, count: n, into: out) }
                 _ = floats.withUnsafeBufferPointer { ring.write(UnsafeBufferPointer(rebasing: $0[0..<n]), granule: format.channels) }
                 count { $0.capturedFrames += got }
                 delivered += got
@@ -260,9 +260,5 @@ public final class CaptureSource: @unchecked Sendable {
     private func sleepWhileRunning(_ seconds: Double) {
         let end = Date(timeIntervalSinceNow: seconds)
         while isRunning && Date() < end { DetachedThread.sleep(seconds: 0.05) }
-    }
-
-    static func convert(_ raw: UnsafeMutableRawPointer, _ format: SampleFormat, count n: Int, into out: UnsafeMutableBufferPointer<Float>) {
-        SampleEncoding.decode(raw, format, count: n, into: out)
     }
 }

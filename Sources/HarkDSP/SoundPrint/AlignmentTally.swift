@@ -30,18 +30,23 @@ struct AlignmentTally {
         Int(truncatingIfNeeded: (UInt32(bitPattern: a) &* 0x9e37_79b1) >> shift)
     }
 
+    /// Votes at `a` in the table `keys` and `counts`; 0 when it has none.
+    @inline(__always)
+    private static func votes(_ a: Int32, keys: UnsafeBufferPointer<Int32>, counts: UnsafeBufferPointer<Int32>,
+                              mask: Int, shift: UInt32) -> Int32 {
+        var i = home(a, shift)
+        while counts[i] != 0 {
+            if keys[i] == a { return counts[i] }
+            i = (i &+ 1) & mask
+        }
+        return 0
+    }
+
     /// Votes at `a`; 0 when it has none.
     @inline(__always)
     subscript(_ a: Int32) -> Int32 {
         keys.withUnsafeBufferPointer { keys in
-            counts.withUnsafeBufferPointer { counts in
-                var i = Self.home(a, shift)
-                while counts[i] != 0 {
-                    if keys[i] == a { return counts[i] }
-                    i = (i &+ 1) & mask
-                }
-                return 0
-            }
+            counts.withUnsafeBufferPointer { counts in Self.votes(a, keys: keys, counts: counts, mask: mask, shift: shift) }
         }
     }
 
@@ -112,28 +117,12 @@ struct AlignmentTally {
         keys.withUnsafeBufferPointer { keys in
             counts.withUnsafeBufferPointer { counts in
                 let (mask, shift) = (self.mask, self.shift)
-                @inline(__always) func votes(_ a: Int32) -> Int {
-                    var i = Self.home(a, shift)
-                    while counts[i] != 0 {
-                        if keys[i] == a { return Int(counts[i]) }
-                        i = (i &+ 1) & mask
-                    }
-                    return 0
-                }
                 for i in 0..<counts.count where counts[i] != 0 {
                     let a = keys[i]
-                    out.append((Int(a), Int(counts[i]) + votes(a &- 1) + votes(a &+ 1)))
+                    let neighbours = Self.votes(a &- 1, keys: keys, counts: counts, mask: mask, shift: shift)
+                        + Self.votes(a &+ 1, keys: keys, counts: counts, mask: mask, shift: shift)
+                    out.append((Int(a), Int(counts[i]) + Int(neighbours)))
                 }
-            }
-        }
-    }
-
-    /// Calls `body` with every alignment that has votes and its votes, in no particular order.
-    @inline(__always)
-    func forEach(_ body: (_ alignment: Int32, _ votes: Int32) -> Void) {
-        keys.withUnsafeBufferPointer { keys in
-            counts.withUnsafeBufferPointer { counts in
-                for i in 0..<counts.count where counts[i] != 0 { body(keys[i], counts[i]) }
             }
         }
     }

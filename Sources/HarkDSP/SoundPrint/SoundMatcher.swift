@@ -84,6 +84,7 @@ public final class SoundMatcher {
         self.window = window
         self.repeatInterval = repeatInterval
         windowFrames = Int((window / reader.frameSeconds).rounded())
+        reviewSamples = max(1, Int((sampleRate * Self.reviewInterval).rounded()))
         counts = VoteCounts(creatives: index.creatives)
         allCounts = counts
         combinedLimit = Self.combinedThreshold(creatives: index.creatives)
@@ -122,7 +123,7 @@ public final class SoundMatcher {
     /// are longer than this at any rate up to 68 kHz, so a file is reviewed after every block,
     /// as it always was.
     static let reviewInterval = 0.06
-    private lazy var reviewSamples = max(1, Int((sampleRate * Self.reviewInterval).rounded()))
+    private let reviewSamples: Int
     /// The newest anchor frame among the landmarks that voted since the last review.
     private var touchedNewest = 0
 
@@ -228,8 +229,8 @@ public final class SoundMatcher {
     func bestAlignments(shared: Bool = false, of creatives: Set<Int>? = nil) -> [Int: (alignment: Int, votes: Int, runnerUp: Int)] {
         var best: [Int: (alignment: Int, votes: Int, runnerUp: Int)] = [:]
         let counts = shared ? allCounts : counts
-        // Only the creatives asked for: scoring a key costs three lookups, and on noise the
-        // window holds thousands of keys with a vote or two.
+        // Only the creatives asked for: scoring an alignment costs two lookups, and on noise
+        // the window holds thousands of alignments with a vote or two.
         var scored: [(alignment: Int, votes: Int)] = []
         for r in creatives.map(Array.init) ?? counts.creativesWithVotes {
             counts.scores(of: r, into: &scored)
