@@ -37,21 +37,14 @@ import Testing
         return 10 * log10(d / h)
     }
 
-    @Test func marksWhatALSACapturesAndPlaysItBackAtTheStatedDelay() throws {
-        let (_, samples) = try host()
-        let fifo = dir.file("in.fifo"), out = dir.file("out.raw"), config = dir.file("live.conf")
-        #expect(mkfifo(fifo, 0o600) == 0)
-        try """
-            pcm.wavin { type file; slave { pcm { type null } }; file "/dev/null"; infile "\(fifo)"; format "raw" }
-            pcm.in { type plug; slave { pcm "wavin"; format S16_LE; rate 48000; channels 1 } }
-            pcm.wavout { type file; slave { pcm { type null } }; file "\(out)"; format "raw" }
-            pcm.out { type plug; slave { pcm "wavout"; format S16_LE; rate 48000; channels 1 } }
-            """.write(toFile: config, atomically: true, encoding: .utf8)
-        // A writer at twice real time, 100 ms at once: the capture paced as a card paces it.
-        // It outlives the reader by the padding: its write then fails instead of killing the tests.
+    /// Writes mono 16-bit `samples` into `fifo` at twice real time, 100 ms at once, on a thread
+    /// of its own: an ALSA `file` device reading it is paced as a card paces its capture. It
+    /// outlives the reader by a second of padding: its write then fails instead of killing the
+    /// tests.
+    private func pace(_ samples: [Int16], into fifo: String) {
         signal(SIGPIPE, SIG_IGN)
         let bytes = samples.withUnsafeBufferPointer { Data(buffer: $0) } + Data(count: 48_000 * 2)
-        let writer = Thread {
+        Thread {
             guard let handle = FileHandle(forWritingAtPath: fifo) else { return }
             let start = Date()
             var offset = 0
@@ -64,8 +57,20 @@ import Testing
                 if wait > 0 { Thread.sleep(forTimeInterval: wait) }
             }
             try? handle.close()
-        }
-        writer.start()
+        }.start()
+    }
+
+    @Test func marksWhatALSACapturesAndPlaysItBackAtTheStatedDelay() throws {
+        let (_, samples) = try host()
+        let fifo = dir.file("in.fifo"), out = dir.file("out.raw"), config = dir.file("live.conf")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        try """
+            pcm.wavin { type file; slave { pcm { type null } }; file "/dev/null"; infile "\(fifo)"; format "raw" }
+            pcm.in { type plug; slave { pcm "wavin"; format S16_LE; rate 48000; channels 1 } }
+            pcm.wavout { type file; slave { pcm { type null } }; file "\(out)"; format "raw" }
+            pcm.out { type plug; slave { pcm "wavout"; format S16_LE; rate 48000; channels 1 } }
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        pace(samples, into: fifo)
         // As systemd runs it (Type=notify): it says when it is ready, how it is, and that it stops.
         let notify = dir.file("notify.sock")
         let socketFD = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
@@ -102,6 +107,52 @@ import Testing
             #expect(differenceReInput(samples, played, lag: Self.latencyFrames + shift) > mark + 5, "shift \(shift)")
         }
         let detect = try Hark.run(["detect", out, "--rate", "48000"])
+        #expect(detect.stdout.contains("payload c0ffee42"), "\(detect.stdout)")
+    }
+
+    /// The venue's microphone through ALSA (`--ambient`): a crowd 10 dB over the programme
+    /// (pink noise 6 dB over it, raised 4 dB by `--ambient-gain`)
+    /// raises the masking the mark follows, so the same programme comes out with a louder mark
+    /// than without it, still heard by `hark detect`; the crowd itself is never played.
+    @Test func followsTheCrowdThroughAnAmbientCaptureDevice() throws {
+        let (_, samples) = try host()
+        let crowdWav = dir.file("crowd.wav")
+        let made = try Hark.run(["generate", "pink", crowdWav, "--duration", "12", "--level", "-14", "--seed", "9"])
+        #expect(made.status == 0, "\(made.stderr)")
+        let crowd = try Data(contentsOf: URL(fileURLWithPath: crowdWav)).dropFirst(44).withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        #expect(crowd.count == samples.count)
+        func marked(withCrowd: Bool) throws -> (level: Double, output: String, stderr: String) {
+            let tag = withCrowd ? "crowd" : "alone"
+            let fifo = dir.file("in-\(tag).fifo"), ambientFifo = dir.file("ambient-\(tag).fifo")
+            let out = dir.file("out-\(tag).raw"), config = dir.file("live-\(tag).conf")
+            #expect(mkfifo(fifo, 0o600) == 0 && mkfifo(ambientFifo, 0o600) == 0)
+            try """
+                pcm.wavin { type file; slave { pcm { type null } }; file "/dev/null"; infile "\(fifo)"; format "raw" }
+                pcm.in { type plug; slave { pcm "wavin"; format S16_LE; rate 48000; channels 1 } }
+                pcm.ambin { type file; slave { pcm { type null } }; file "/dev/null"; infile "\(ambientFifo)"; format "raw" }
+                pcm.venue { type plug; slave { pcm "ambin"; format S16_LE; rate 48000; channels 1 } }
+                pcm.wavout { type file; slave { pcm { type null } }; file "\(out)"; format "raw" }
+                pcm.out { type plug; slave { pcm "wavout"; format S16_LE; rate 48000; channels 1 } }
+                """.write(toFile: config, atomically: true, encoding: .utf8)
+            if withCrowd { pace(crowd, into: ambientFifo) }
+            pace(samples, into: fifo)
+            let run = try Hark.run(["embed", "--live", "--input", "in", "--output", "out", "--alsa-config", config, "--channels", "1",
+                                    "--seconds", "12", "--payload", "c0ffee42", "--status-interval", "0"]
+                                   + (withCrowd ? ["--ambient", "venue", "--ambient-gain", "4"] : []))
+            #expect(run.status == 0, "\(run.stderr)")
+            let played = try raw(out)
+            #expect(played.count == samples.count + Self.latencyFrames)
+            return (differenceReInput(samples, played, lag: Self.latencyFrames), out, run.stderr)
+        }
+        let alone = try marked(withCrowd: false)
+        let heard = try marked(withCrowd: true)
+        #expect(heard.level > alone.level + 6, "mark \(heard.level) dB re the input with the crowd, \(alone.level) without")
+        #expect(heard.level < 0, "mark \(heard.level) dB re the input: the crowd was played, not only followed")
+        // The venue's device opened and read with no fault (faster than real time is this test's pace).
+        let venue = heard.stderr.split(separator: "\n").filter { $0.contains("ambient:") }
+        #expect(venue.contains { $0.contains("capturing from 'venue'") }, "\(heard.stderr)")
+        #expect(venue.allSatisfy { $0.contains("capturing from") || $0.contains("faster than real time") }, "\(heard.stderr)")
+        let detect = try Hark.run(["detect", heard.output, "--rate", "48000"])
         #expect(detect.stdout.contains("payload c0ffee42"), "\(detect.stdout)")
     }
 
