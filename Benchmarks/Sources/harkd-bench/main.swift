@@ -18,6 +18,9 @@ struct Options {
     var delivery = false
     /// Creatives in a campaign catalogue harkd listens for by their sound too (0: none).
     var catalogue = 0
+    /// With the catalogue: its songs' campaigns carry airing codes on this many channels, so
+    /// harkd listens for each one's codes of the minutes around now on each (0: plain payloads).
+    var airingChannels = 0
 }
 
 func parseOptions() -> Options {
@@ -31,12 +34,15 @@ func parseOptions() -> Options {
         case "--seconds": o.seconds = Int(arguments.popFirst() ?? "") ?? o.seconds
         case "--delivery": o.delivery = true
         case "--catalogue": o.catalogue = Int(arguments.popFirst() ?? "") ?? 100
+        case "--airing-channels": o.airingChannels = Int(arguments.popFirst() ?? "") ?? 10
         case "--help", "-h":
-            print("usage: harkd-bench [--hark PATH] [--harkd PATH] [--data DIR] [--seconds N] [--delivery] [--catalogue N]")
+            print("usage: harkd-bench [--hark PATH] [--harkd PATH] [--data DIR] [--seconds N] [--delivery] [--catalogue N [--airing-channels C]]")
             print("  --seconds  length of the real-time run, a multiple of 10 (default 60)")
             print("  --delivery with a spool and the MQTT uplink to a local Mosquitto (a report every 10 s)")
             print("  --catalogue N  with a campaign catalogue of N creatives: the run's segments as aired and")
             print("             30 s songs of their own, listened for by their sound too")
+            print("  --airing-channels C  the songs' campaigns carry airing codes on C channels: harkd listens")
+            print("             for each one's codes of now +/- 5 minutes on each (docs/watermark.md, Airing codes)")
             exit(0)
         default:
             FileHandle.standardError.write(Data("harkd-bench: unknown argument \(a)\n".utf8))
@@ -80,7 +86,8 @@ do {
 /// A catalogue of `count` creatives, made once in the data folder: the run's segments as they
 /// leave the embedder, and 30 s songs of their own under payloads no segment has.
 func catalogue(_ count: Int) -> String {
-    let path = options.data + "/daemon-\(options.seconds)s-catalogue-\(count).hark"
+    let airing = options.airingChannels > 0 ? "-airing-\(options.airingChannels)" : ""
+    let path = options.data + "/daemon-\(options.seconds)s-catalogue-\(count)\(airing).hark"
     if FileManager.default.fileExists(atPath: path) { return path }
     print("(making \(path) once: \(count) creatives)")
     let partial = path + ".partial"
@@ -94,7 +101,11 @@ func catalogue(_ count: Int) -> String {
     }
     for j in 0..<max(0, count - segments) {
         guard run(options.hark, ["generate", "music", host, "--duration", "30", "--seed", "\(5_000 + j)"]) == 0,
-              run(options.hark, ["catalogue", "add", partial, host, "--payload", String(format: "5e%06x", j)]) == 0
+              run(options.hark, ["catalogue", "add", partial, host, "--payload", String(format: "5e%06x", j)]
+                  + (options.airingChannels > 0
+                     ? ["--airing-key", String(format: "%064x", 0x5eed_0000 + j),
+                        "--airing-channels", (1...options.airingChannels).map(String.init).joined(separator: ",")]
+                     : [])) == 0
         else { fail("could not add song \(j + 1) to the catalogue") }
     }
     for f in [host, marked] { try? FileManager.default.removeItem(atPath: f) }
