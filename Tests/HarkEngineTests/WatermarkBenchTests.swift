@@ -1,4 +1,5 @@
 import Foundation
+import HarkDSP
 import HarkTesting
 import Testing
 @testable import HarkEngine
@@ -63,6 +64,28 @@ import Testing
         // Weak enough that the windows differ, or "the same" would say nothing.
         #expect(alone.rows.contains { $0.detected > 0 && $0.detected < $0.trials }, "\(alone.rows.map(figures))")
         #expect(more.rows[4..<6].allSatisfy { $0.trials == 4 }, "\(more.rows.map(figures))")
+    }
+
+    /// The sound's ceiling reads the creative where the trial put it: told the window's true
+    /// start it names the creative, and no decoy; told another start, nothing, though the
+    /// creative plays throughout.
+    @Test func theSoundsCeilingReadsTheCreativeAtItsKnownPlace() throws {
+        let rate = 16_000.0
+        func song(_ seed: UInt64) -> [Float] {
+            var g = MusicGenerator(rms: 0.1, sampleRate: rate, seed: seed, style: .drawn(seed: seed))
+            var x = [Float](repeating: 0, count: Int(20 * rate))
+            x.withUnsafeMutableBufferPointer { g.render(into: $0) }
+            return x
+        }
+        let songs = (1...5).map { song(UInt64(40 + $0)) }
+        let index = SoundIndex(prints: try songs.map { x in try x.withUnsafeBufferPointer { try SoundPrint.read($0, sampleRate: rate) } })
+        let payload = WatermarkPayload(0xc0de_0001)
+        let start = Int(8 * rate)
+        let window = songs[0][start..<(start + Int(4 * rate))]
+        let there = try WatermarkBench.ceiling(window, rate: rate, index: index, payload: payload, offset: start) { _ in }
+        #expect(there.map(\.payload) == [payload])
+        let elsewhere = try WatermarkBench.ceiling(window, rate: rate, index: index, payload: payload, offset: start - Int(3 * rate)) { _ in }
+        #expect(elsewhere.isEmpty, "\(elsewhere.map(\.payload.hex))")
     }
 
     /// audfprint's rows need the program; without it the bench has none and says how to get it.

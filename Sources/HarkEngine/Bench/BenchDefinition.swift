@@ -45,6 +45,10 @@ public struct BenchDefinition: Codable, Sendable {
         /// ("…: sound") and one for either witness ("…: mark or sound", the mark read with the
         /// condition's own catalogue).
         public var sound: Int?
+        /// Also read each window by the creative's sound at its known place (with ``sound``): a
+        /// row for what the sound's confirmations would name if the search always found the
+        /// creative's alignment (``WatermarkBench/ceiling(_:rate:index:payload:offset:)``).
+        public var soundCeiling: Bool?
         /// Air each host without its mark: an unmarked copy of the creative, which the sound
         /// catalogue still holds as aired. The mark rows then count mark detections of the
         /// creative's payload that must not be there; the sound rows, its sound heard.
@@ -107,8 +111,9 @@ public struct BenchDefinition: Codable, Sendable {
     struct Reading {
         /// `anchor` is audfprint's answer on the same window (``AudfprintAnchor``).
         /// `either` is the one pipeline with both witnesses (each alone, and the mark confirmed
-        /// where the sound places the creative); `markEvidence` its detections that carry the mark.
-        enum Witness { case mark, sound, either, markEvidence, anchor }
+        /// where the sound places the creative); `markEvidence` its detections that carry the mark;
+        /// `soundCeiling` the sound's confirmations read at the creative's known place.
+        enum Witness { case mark, sound, either, markEvidence, anchor, soundCeiling }
         var name: String
         var catalogue: Int?
         var target: Target?
@@ -130,6 +135,7 @@ public struct BenchDefinition: Codable, Sendable {
                     [Reading(name: "\(c.name): sound, \(size) creatives", catalogue: size, target: c.target, witness: .sound),
                      Reading(name: "\(c.name): mark or sound", catalogue: c.catalogue, target: c.target, witness: .either),
                      Reading(name: "\(c.name): mark, by search or at the sound's place", catalogue: c.catalogue, witness: .markEvidence)]
+                    + (c.soundCeiling == true ? [Reading(name: "\(c.name): sound at its known place (ceiling)", catalogue: size, witness: .soundCeiling)] : [])
                     + (anchor ? [Reading(name: "\(c.name): audfprint, \(size) creatives", catalogue: size, witness: .anchor)] : [])
                 } ?? [])
         }
