@@ -120,7 +120,7 @@ public final class WatermarkDetector {
     private func indexRivals() {
         var seen = Set(catalogue ?? [])
         rivalPayloads = confirmationRivals.filter { seen.insert($0).inserted }
-        rivalSigns = rivalPayloads.flatMap { Self.signs(of: $0, format: format) }
+        rivalSigns = Self.signs(of: rivalPayloads, format: format)
     }
     static let signVectors = PairLayout.vectors
     /// Scratch, allocated once: one alignment's pair values (in ``PairLayout``, padding zero),
@@ -217,7 +217,7 @@ public final class WatermarkDetector {
         self.catalogue = capacity == 0 ? nil : unique
         catalogueCapacity = capacity
         threshold = capacity == 0 ? Self.threshold : Self.threshold(payloads: Double(capacity))
-        catalogueSigns = unique.flatMap { Self.signs(of: $0, format: format) }
+        catalogueSigns = Self.signs(of: unique, format: format)
         self.format = format
         self.sampleRate = sampleRate
         self.repeatInterval = repeatInterval
@@ -273,6 +273,16 @@ public final class WatermarkDetector {
 
     /// ±1 for every (slot, position) of `payload`'s codeword, padded with zeros to whole SIMD
     /// vectors (``signVectors`` of them), in the order of ``bitSums``.
+    /// Every payload's ``signs(of:format:)`` one after another, in an array of exactly that
+    /// size: built by appending, 11 000 airing codes' signs (4.9 MB) kept up to as much again
+    /// in spare capacity.
+    static func signs(of payloads: [WatermarkPayload], format: WatermarkFormat) -> [SIMD16<Float>] {
+        var all: [SIMD16<Float>] = []
+        all.reserveCapacity(payloads.count * signVectors)
+        for p in payloads { all += signs(of: p, format: format) }
+        return all
+    }
+
     static func signs(of payload: WatermarkPayload, format: WatermarkFormat) -> [SIMD16<Float>] {
         var signs = format.symbolBits(for: payload).flatMap { $0.map { $0 ? Float(1) : -1 } }
         signs += [Float](repeating: 0, count: signVectors * 16 - signs.count)
@@ -755,7 +765,7 @@ public final class WatermarkDetector {
         let unique = Self.unique(payloads)
         precondition(unique.count <= catalogueCapacity, "the detector's threshold was set for \(catalogueCapacity) payloads")
         catalogue = unique
-        catalogueSigns = unique.flatMap { Self.signs(of: $0, format: format) }
+        catalogueSigns = Self.signs(of: unique, format: format)
         indexRivals()
     }
 
