@@ -461,33 +461,45 @@ public final class SoundMatcher {
     /// named or not (for studies of the margin on unmarked audio).
     public private(set) var highestFollowing = -Double.infinity
 
+    /// What the matcher reads of creative `r` at `alignment` with `votes` there (``SoundEvidence``):
+    /// the votes' spread, the peaks' and the envelopes' evidence within the window now.
+    public func evidence(reference r: Int, alignment: Int, votes: Int, standsAlone: Bool) -> SoundEvidence {
+        evidence(r, alignment: alignment, votes: votes,
+                 spread: spreadVotes(reference: r, alignment: alignment).trimmed >= Self.spreadThreshold, standsAlone: standsAlone)
+    }
+
+    private func evidence(_ r: Int, alignment: Int, votes: Int, spread: Bool, standsAlone: Bool) -> SoundEvidence {
+        let peaks = peakEvidence(reference: r, alignment: alignment)
+        let envelopes = envelopeEvidence(reference: r, alignment: alignment)
+        return SoundEvidence(votes: votes, spread: spread, peaks: (peaks.z, peaks.trimmed),
+                             envelopes: (envelopes.trimmed, envelopes.rho), standsAlone: standsAlone)
+    }
+
     /// Whether a candidate alignment names its creative (docs/watermark.md, The creative's
     /// sound, gives the calibration):
     /// - its votes, spread over more than a second of input, reach ``threshold``; or
     /// - its votes so spread, its peaks' trimmed evidence reaches ``peakThreshold``; or
     /// - its peaks' and its envelopes' trimmed evidence together reach ``combinedLimit``
-    ///   (a reading without envelopes, of the first format, has only the first two).
+    ///   (a reading without envelopes, of the first format, has only the first two); or
+    /// - its envelopes follow the creative's at an alignment that stands alone
+    ///   (``SoundEvidence/Test/following``).
     private func heard(_ r: Int, _ b: (alignment: Int, votes: Int, runnerUp: Int)) -> Bool {
         if let v = verdicts[r], v.alignment == b.alignment,
            v.votes == b.votes || (newestFrame - v.frame < Self.reviewFrames && (v.votes >= threshold) == (b.votes >= threshold)) {
             return v.heard
         }
         let spread = spreadVotes(reference: r, alignment: b.alignment).trimmed >= Self.spreadThreshold
+        // The votes alone first: they cost nothing more to read.
         var heard = spread && b.votes >= threshold
         if !heard {
             guard reviewsLeft > 0 else { return verdicts[r]?.alignment == b.alignment && verdicts[r]!.heard }
             reviewsLeft -= 1
-            let peakReading = peakEvidence(reference: r, alignment: b.alignment)
-            let envelopeReading = envelopeEvidence(reference: r, alignment: b.alignment)
-            let peaks = peakReading.trimmed, envelopes = envelopeReading.trimmed
-            let combined = (peaks + envelopes) / 2.0.squareRoot()
-            let corroborated = b.votes >= Self.followVotes && peakReading.z >= Self.followPeakEvidence
-                && Double(b.votes) >= Self.followUniqueness * Double(b.runnerUp)
-            highestPeakEvidence = max(highestPeakEvidence, spread ? peaks : -.infinity)
-            highestCombinedEvidence = max(highestCombinedEvidence, combined)
-            if corroborated { highestFollowing = max(highestFollowing, envelopeReading.rho) }
-            heard = (spread && peaks >= Self.peakThreshold) || combined >= combinedLimit
-                || (corroborated && envelopeReading.rho >= Self.followThreshold)
+            let e = evidence(r, alignment: b.alignment, votes: b.votes, spread: spread,
+                             standsAlone: Double(b.votes) >= Self.followUniqueness * Double(b.runnerUp))
+            highestPeakEvidence = max(highestPeakEvidence, spread ? e.peaks.trimmed : -.infinity)
+            highestCombinedEvidence = max(highestCombinedEvidence, e.combined)
+            if e.corroborated { highestFollowing = max(highestFollowing, e.envelopes.rho) }
+            heard = !e.tests(threshold: threshold, combinedLimit: combinedLimit).isEmpty
         }
         verdicts[r] = (b.alignment, b.votes, newestFrame, heard)
         return heard

@@ -419,22 +419,16 @@ public enum WatermarkBench {
                 // The place the votes favour near where the trial put it, as the matcher reads a
                 // creative at its most voted alignment (ties to the path's usual delay, 2 frames).
                 let around = (expected - 3)...(expected + 10)
-                let a = around.map { (a: $0, votes: matcher.spreadVotes(reference: r, alignment: $0).votes) }
-                    .max { ($0.votes, -abs($0.a - expected - 2)) < ($1.votes, -abs($1.a - expected - 2)) }!.a
-                let votes = matcher.spreadVotes(reference: r, alignment: a)
-                let peaks = matcher.peakEvidence(reference: r, alignment: a)
-                let envelopes = matcher.envelopeEvidence(reference: r, alignment: a)
-                let combined = (peaks.trimmed + envelopes.trimmed) / 2.0.squareRoot()
-                let spread = votes.trimmed >= SoundMatcher.spreadThreshold
+                let place = around.map { (a: $0, votes: matcher.spreadVotes(reference: r, alignment: $0).votes) }
+                    .max { ($0.votes, -abs($0.a - expected - 2)) < ($1.votes, -abs($1.a - expected - 2)) }!
+                // Standing alone is the search's question (which of the creative's places), not
+                // the place's: taken as answered.
+                let e = matcher.evidence(reference: r, alignment: place.a, votes: place.votes, standsAlone: true)
                 if r == 0 {
-                    best = (max(best.combined, combined), max(best.peaks, peaks.trimmed), max(best.envelopes, envelopes.trimmed),
-                            max(best.rho, envelopes.rho), max(best.votes, votes.votes))
+                    best = (max(best.combined, e.combined), max(best.peaks, e.peaks.trimmed), max(best.envelopes, e.envelopes.trimmed),
+                            max(best.rho, e.envelopes.rho), max(best.votes, e.votes))
                 }
-                let paths = [("votes", spread && votes.votes >= matcher.threshold),
-                             ("peaks", spread && peaks.trimmed >= SoundMatcher.peakThreshold),
-                             ("together", combined >= matcher.combinedLimit),
-                             ("following", votes.votes >= SoundMatcher.followVotes && peaks.z >= SoundMatcher.followPeakEvidence
-                                 && envelopes.rho >= SoundMatcher.followThreshold)].filter(\.1).map(\.0)
+                let paths = e.tests(threshold: matcher.threshold, combinedLimit: matcher.combinedLimit).map(\.rawValue)
                 guard !paths.isEmpty else { continue }
                 named.insert(r)
                 if r == 0 { namedBy = paths.joined(separator: "+") }
