@@ -117,7 +117,7 @@ let package = Package(
         .testTarget(name: "HarkCatalogueTests", dependencies: ["HarkTesting", "HarkCatalogue", "HarkDSP"]),
         .testTarget(name: "HarkPlotTests", dependencies: ["HarkTesting", "HarkPlot"]),
         .testTarget(name: "HarkEngineTests", dependencies: ["HarkTesting", "HarkEngine"]),
-        .testTarget(name: "HarkCLITests", dependencies: ["hark", "HarkDSP", "HarkPlot", "HarkTesting"]),
+        .testTarget(name: "HarkCLITests", dependencies: ["hark", "HarkCatalogue", "HarkDSP", "HarkPlot", "HarkTesting"]),
         // Test doubles for capture (ALSA file-plugin configurations, fault injection), shared
         // by the capture and daemon tests.
         .target(name: "HarkCaptureTesting", dependencies: ["HarkCapture"], path: "Tests/HarkCaptureTesting"),

@@ -71,6 +71,9 @@ public struct ListeningCatalogue: Sendable {
     public var readings: CatalogueSoundReadings
     /// The campaigns whose marks carry airing codes, with their keys and channels.
     public var airing: [AiringCampaign] = []
+    /// What the creatives share, as the file keeps it for these readings in this order (nil:
+    /// not kept, or kept for other readings): for ``SoundIndex/init(readings:sharing:keepSharing:)``.
+    public var sharing: [SharedSound]?
 }
 
 /// The sound readings of a catalogue file, read from it when asked and never held together:
@@ -167,10 +170,11 @@ public enum CatalogueError: Error, Equatable, CustomStringConvertible {
 ///
 /// SQLite's `application_id` marks the file as Hark's ("Hark" in ASCII) and `user_version`
 /// holds the format version: a file of another program or of a newer Hark is refused by name,
-/// as is a truncated or damaged one. Version 2 added the `airing` table; a version 1 file is
-/// read as it is and becomes version 2 when it is next written. One owner uses an instance.
+/// as is a truncated or damaged one. Version 2 added the `airing` table, version 3 the
+/// `shared_sound` table (what the creatives share, ``keepSharedSound()``); an older file is read
+/// as it is and becomes version 3 when it is next written. One owner uses an instance.
 public final class CampaignCatalogue {
-    public static let formatVersion: Int64 = 2
+    public static let formatVersion: Int64 = 3
     /// The oldest version this Hark reads.
     static let oldestVersion: Int64 = 1
     static let airingTable = """
@@ -180,8 +184,20 @@ public final class CampaignCatalogue {
             channels TEXT NOT NULL
         );
         """
+    /// What every creative shares, kept when the campaigns were last written: a row per
+    /// campaign, `related` the payloads of the campaigns it shares sound with and `landmarks`
+    /// the places of its shared landmarks in its reading, each 4 bytes little-endian.
+    static let sharedSoundTable = """
+        CREATE TABLE IF NOT EXISTS shared_sound (
+            payload INTEGER PRIMARY KEY,
+            related BLOB NOT NULL,
+            landmarks BLOB NOT NULL
+        );
+        """
     /// Whether the file has the `airing` table (version 2 and later).
     private var hasAiring = true
+    /// Whether the file has the `shared_sound` table (version 3 and later).
+    private var hasSharedSound = true
     static let applicationID: Int64 = 0x4861_726b
     public let path: String
     private let db: SQLiteDatabase
@@ -200,9 +216,13 @@ public final class CampaignCatalogue {
         let catalogue = CampaignCatalogue(path: path, db: db)
         if exists {
             try catalogue.checkSchema()
-            if !catalogue.hasAiring {
-                do { try db.execute("BEGIN; \(airingTable) PRAGMA user_version = \(formatVersion); COMMIT;") } catch { throw .cannotWrite(path, error.message) }
-                catalogue.hasAiring = true
+            if !catalogue.hasAiring || !catalogue.hasSharedSound {
+                do {
+                    try db.execute("BEGIN; \(airingTable) \(sharedSoundTable) PRAGMA user_version = \(formatVersion); COMMIT;")
+                } catch {
+                    throw .cannotWrite(path, error.message)
+                }
+                (catalogue.hasAiring, catalogue.hasSharedSound) = (true, true)
             }
         } else {
             do {
@@ -217,6 +237,7 @@ public final class CampaignCatalogue {
                         sound BLOB NOT NULL
                     );
                     \(airingTable)
+                    \(sharedSoundTable)
                     """)
             } catch {
                 throw .cannotWrite(path, error.message)
@@ -280,7 +301,95 @@ public final class CampaignCatalogue {
             do { _ = try SoundPrint(bytes: bytes) } catch { throw .damaged(path, "campaign \(campaigns[i].payload.hex): \(error)") }
         }
         let airing = try catalogue.airingCampaigns()
-        return ListeningCatalogue(campaigns: campaigns, readings: readings, airing: airing.filter { a in campaigns.contains { $0.payload == a.campaign } })
+        return ListeningCatalogue(campaigns: campaigns, readings: readings, airing: airing.filter { a in campaigns.contains { $0.payload == a.campaign } },
+                                  sharing: catalogue.keptSharedSound(payloads: campaigns.map(\.payload)))
+    }
+
+    /// Every campaign of the catalogue at `path`, each checked whole, with what their creatives
+    /// share as the file keeps it (nil: not kept), both read in one transaction.
+    public static func readWithSharedSound(_ path: String) throws(CatalogueError) -> (campaigns: [Campaign], sharing: [SharedSound]?) {
+        let catalogue: CampaignCatalogue
+        switch openForReading(path) {
+        case .success(let c): catalogue = c
+        case .failure(let error): throw error
+        }
+        do { try catalogue.db.execute("BEGIN") } catch { throw .damaged(path, error.message) }
+        defer { try? catalogue.db.execute("COMMIT") }
+        let campaigns = try catalogue.campaigns()
+        return (campaigns, catalogue.keptSharedSound(payloads: campaigns.map(\.payload)))
+    }
+
+    /// What the creatives of `payloads` (the file's campaigns, in payload order) share, as the
+    /// file keeps it; nil when it keeps none or kept it for other campaigns. A row that is not
+    /// what this version writes is not an error: what it holds can be found again, and the index
+    /// checks what it is given (``SoundIndex/reusedSharing``).
+    private func keptSharedSound(payloads: [WatermarkPayload]) -> [SharedSound]? {
+        guard hasSharedSound, !payloads.isEmpty,
+              let rows = try? db.query("SELECT payload, related, landmarks FROM shared_sound ORDER BY payload"),
+              rows.count == payloads.count
+        else { return nil }
+        var place: [WatermarkPayload: Int32] = [:]
+        for (i, p) in payloads.enumerated() { place[p] = Int32(i) }
+        var out: [SharedSound] = []
+        out.reserveCapacity(rows.count)
+        for (i, row) in rows.enumerated() {
+            guard row.count == 3, case .integer(let p) = row[0], p == Int64(payloads[i].value),
+                  case .blob(let related) = row[1], case .blob(let landmarks) = row[2],
+                  related.count % 4 == 0, landmarks.count % 4 == 0
+            else { return nil }
+            var places: [Int32] = []
+            for r in Self.words(related) {
+                guard let at = place[WatermarkPayload(r)] else { return nil }
+                places.append(at)
+            }
+            out.append(SharedSound(related: places, landmarks: Self.words(landmarks).map { Int32(bitPattern: $0) }))
+        }
+        return out
+    }
+
+    /// 4-byte little-endian words (a whole number of them).
+    private static func words(_ bytes: [UInt8]) -> [UInt32] {
+        var out = [UInt32](repeating: 0, count: bytes.count / 4)
+        for i in out.indices {
+            var w: UInt32 = 0
+            for b in 0..<4 { w |= UInt32(bytes[4 * i + b]) << UInt32(8 * b) }
+            out[i] = w
+        }
+        return out
+    }
+
+    private static func bytes(_ words: [UInt32]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(4 * words.count)
+        for w in words { for b in 0..<4 { out.append(UInt8(truncatingIfNeeded: w >> UInt32(8 * b))) } }
+        return out
+    }
+
+    /// Finds what the creatives share (the search a ``SoundIndex`` makes when it is built) and
+    /// keeps it in the file, so that whoever listens with the file skips that search: most of
+    /// the time a catalogue takes to load. Every change of the campaigns drops what was kept,
+    /// so `hark` calls this after each; a file without it is read all the same, only slower.
+    public func keepSharedSound() throws(CatalogueError) {
+        let rows = try rows()
+        let sharing: [SharedSound]
+        do {
+            sharing = SoundIndex(readings: try rows.map { try SoundPrint(bytes: $0.sound) }, keepSharing: true).sharing ?? []
+        } catch {
+            throw .damaged(path, "\(error)")
+        }
+        do {
+            try db.execute("BEGIN")
+            try db.execute("DELETE FROM shared_sound")
+            for (row, s) in zip(rows, sharing) {
+                try db.query("INSERT INTO shared_sound (payload, related, landmarks) VALUES (?, ?, ?)",
+                             [.integer(Int64(row.payload.value)), .blob(Self.bytes(s.related.map { rows[Int($0)].payload.value })),
+                              .blob(Self.bytes(s.landmarks.map { UInt32(bitPattern: $0) }))])
+            }
+            try db.execute("COMMIT")
+        } catch {
+            try? db.execute("ROLLBACK")
+            throw .cannotWrite(path, error.message)
+        }
     }
 
     /// The campaigns with airing keys, by payload.
@@ -317,6 +426,8 @@ public final class CampaignCatalogue {
                          [p, c.name.map { .text($0) } ?? .null, c.from.map { .text($0) } ?? .null,
                           c.until.map { .text($0) } ?? .null, .blob(c.sound.bytes)])
             try db.query("DELETE FROM airing WHERE payload = ?", [p])
+            // What the creatives share is pairwise: any change leaves none of it true.
+            try db.execute("DELETE FROM shared_sound")
             if let a = c.airing {
                 try db.query("INSERT INTO airing (payload, airing_key, channels) VALUES (?, ?, ?)",
                              [p, .blob(a.key.bytes), .text(a.channels.map(String.init).joined(separator: ","))])
@@ -331,10 +442,15 @@ public final class CampaignCatalogue {
     /// Removes a campaign; false when the catalogue did not hold it.
     public func remove(_ payload: WatermarkPayload) throws(CatalogueError) -> Bool {
         do {
+            try db.execute("BEGIN")
             try db.query("DELETE FROM airing WHERE payload = ?", [.integer(Int64(payload.value))])
             try db.query("DELETE FROM campaign WHERE payload = ?", [.integer(Int64(payload.value))])
-            return db.changes > 0
+            let removed = db.changes > 0
+            if removed { try db.execute("DELETE FROM shared_sound") }
+            try db.execute("COMMIT")
+            return removed
         } catch {
+            try? db.execute("ROLLBACK")
             throw .cannotWrite(path, error.message)
         }
     }
@@ -408,6 +524,7 @@ public final class CampaignCatalogue {
         guard let version, version <= Self.formatVersion else { throw .newerVersion(path, found: version ?? 0) }
         guard version >= Self.oldestVersion else { throw .damaged(path, "format version \(version)") }
         hasAiring = version >= 2
+        hasSharedSound = version >= 3
         do { check = try db.query("PRAGMA quick_check") } catch { throw .damaged(path, error.message) }
         guard check == [[.text("ok")]] else {
             if case .text(let why)? = check.first?.first { throw .damaged(path, why) }

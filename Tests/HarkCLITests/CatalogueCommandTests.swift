@@ -1,4 +1,5 @@
 import Foundation
+import HarkCatalogue
 import HarkTesting
 import Testing
 
@@ -40,9 +41,12 @@ import Testing
         // A reading, never the audio: 10 s of 48 kHz audio is 960 kB as 16-bit samples.
         #expect((coffee["bytes"] as? Int ?? .max) < 25_000 && (coffee["landmarks"] as? Int ?? 0) > 500, "\(coffee)")
         #expect(try Hark.run(["catalogue", "list", catalogue]).stdout.contains("c0ffee42  2026-01-01 to 2099-12-31"))
+        // What the creatives share is found as the file is written, for whoever listens with it.
+        #expect(try CampaignCatalogue.readForListening(catalogue).sharing?.count == 2)
         let removed = try Hark.run(["catalogue", "remove", catalogue, "1234"])
         #expect(removed.status == 0)
         #expect(try Hark.run(["catalogue", "list", catalogue, "--json"]).jsonObjects.count == 1)
+        #expect(try CampaignCatalogue.readForListening(catalogue).sharing?.count == 1)
         let again = try Hark.run(["catalogue", "remove", catalogue, "1234"])
         #expect(again.status == 1 && again.stderr.contains("\(catalogue): no campaign 00001234"))
     }

@@ -66,9 +66,9 @@ import Testing
     @Test func refusesANewerVersion() throws {
         let path = temporary.file("new.hark")
         try CampaignCatalogue.openForWriting(path).add(Campaign(payload: WatermarkPayload(7), sound: try print(3)))
-        try setUserVersion(path, 3)
-        #expect(throws: CatalogueError.newerVersion(path, found: 3)) { try CampaignCatalogue.read(path) }
-        #expect(throws: CatalogueError.newerVersion(path, found: 3)) { try CampaignCatalogue.openForWriting(path) }
+        try setUserVersion(path, 4)
+        #expect(throws: CatalogueError.newerVersion(path, found: 4)) { try CampaignCatalogue.read(path) }
+        #expect(throws: CatalogueError.newerVersion(path, found: 4)) { try CampaignCatalogue.openForWriting(path) }
     }
 
     @Test func keepsAiringKeysAndTheirChannels() throws {
@@ -92,6 +92,55 @@ import Testing
         #expect(try CampaignCatalogue.readForListening(path).airing.isEmpty)
         #expect(CampaignCatalogue.channels("1,2, 3,2") == [1, 2, 3])
         #expect(CampaignCatalogue.channels("") == nil && CampaignCatalogue.channels("1,,2") == nil && CampaignCatalogue.channels("70000") == nil)
+    }
+
+    @Test func keepsWhatItsCreativesShareUntilTheyChange() throws {
+        // Two campaigns over one song and a third of its own: what they share is found when the
+        // file is written and read back with it, for the same campaigns only.
+        func render(_ seed: UInt64, _ gain: Float) -> [Float] {
+            var x = [Float](repeating: 0, count: 8 * 16_000)
+            x.withUnsafeMutableBufferPointer { var g = MusicGenerator(rms: 0.1, sampleRate: 16_000, seed: seed, style: .drawn(seed: seed)); g.render(into: $0) }
+            return x.map { $0 * gain }
+        }
+        let bed = render(60, 1)
+        let sounds = try [zip(bed, render(61, 0.5)).map(+), zip(bed, render(62, 0.5)).map(+), render(63, 1)].map { x in
+            try x.withUnsafeBufferPointer { try SoundPrint.read($0, sampleRate: 16_000) }
+        }
+        let path = temporary.file("shared.hark")
+        let c = try CampaignCatalogue.openForWriting(path)
+        for (i, s) in sounds.enumerated() { try c.add(Campaign(payload: WatermarkPayload(UInt32(10 + i)), sound: s)) }
+        #expect(try CampaignCatalogue.readForListening(path).sharing == nil)
+        try c.keepSharedSound()
+        let expected = try #require(SoundIndex(readings: sounds, keepSharing: true).sharing)
+        #expect(expected[0].related == [1] && !expected[0].landmarks.isEmpty, "the bed is shared: \(expected.map(\.related))")
+        do {
+            // Its read transaction holds writers off until it is gone.
+            let listening = try CampaignCatalogue.readForListening(path)
+            #expect(listening.sharing == expected)
+            let index = SoundIndex(readings: listening.readings, sharing: listening.sharing)
+            #expect(index.reusedSharing && index.sharedCount == SoundIndex(readings: sounds).sharedCount)
+        }
+        #expect(try CampaignCatalogue.readWithSharedSound(path).sharing == expected)
+        // Any change drops it: a campaign added, replaced or removed.
+        try c.add(Campaign(payload: WatermarkPayload(9), sound: try print(64)))
+        #expect(try CampaignCatalogue.readForListening(path).sharing == nil)
+        try c.keepSharedSound()
+        #expect(try CampaignCatalogue.readForListening(path).sharing?.count == 4)
+        #expect(try c.remove(WatermarkPayload(9)))
+        #expect(try CampaignCatalogue.readForListening(path).sharing == nil)
+        #expect(try !c.remove(WatermarkPayload(9)))
+        // A row that is not what this version writes is found again, not refused.
+        try c.keepSharedSound()
+        try sql(path, "update shared_sound set landmarks = zeroblob(2) where payload = 10")
+        #expect(try CampaignCatalogue.readForListening(path).sharing == nil)
+        #expect(try CampaignCatalogue.read(path).count == 3)
+        // A second-version file (no such table) is read, and gains the table when next written.
+        try sql(path, "drop table shared_sound")
+        try setUserVersion(path, 2)
+        #expect(try CampaignCatalogue.readForListening(path).sharing == nil)
+        let upgraded = try CampaignCatalogue.openForWriting(path)
+        try upgraded.keepSharedSound()
+        #expect(try CampaignCatalogue.readForListening(path).sharing == expected)
     }
 
     /// A catalogue of the first version (no airing table) is read as it is, and gains the table

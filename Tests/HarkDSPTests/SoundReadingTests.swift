@@ -344,6 +344,30 @@ import Testing
         #expect(encoded.related == decoded.related && decoded.related[0] == [1])
     }
 
+    @Test func anIndexGivenWhatItsCreativesShareIsTheIndexTheSearchBuilds() throws {
+        // A catalogue file keeps what its creatives share so that a device loading it skips that
+        // search: the index built from it must hold, set aside and relate exactly what the
+        // search would, and take nothing that does not fit the readings it is built from.
+        let bed = song(31, rms: 0.05)
+        let prints = try [zip(bed, line(.flute, 32)).map(+), zip(bed, line(.piano, 33)).map(+), song(34)].map(reading)
+        let searched = SoundIndex(readings: prints, keepSharing: true)
+        let sharing = try #require(searched.sharing)
+        #expect(searched.sharedCount > 0 && sharing[0].related == [1] && sharing[2].related.isEmpty)
+        #expect(sharing.reduce(0) { $0 + $1.landmarks.count } == searched.sharedCount)
+        #expect(SoundIndex(prints: prints).sharing == nil)
+        let given = SoundIndex(readings: prints, sharing: sharing)
+        #expect(given.reusedSharing && !searched.reusedSharing)
+        #expect(given.entries == searched.entries && given.related == searched.related && given.sharedCount == searched.sharedCount)
+        var outOfRange = sharing
+        outOfRange[0].landmarks.append(Int32(prints[0].landmarks.count))
+        var itself = sharing
+        itself[1].related.append(1)
+        for wrong in [Array(sharing.dropLast()), outOfRange, itself] {
+            let index = SoundIndex(readings: prints, sharing: wrong)
+            #expect(!index.reusedSharing && index.entries == searched.entries && index.related == searched.related)
+        }
+    }
+
     @Test func clockDriftOfAHundredAndFiftyPPMKeepsTheAlignment() throws {
         let creative = song(31)
         let index = SoundIndex(prints: [try reading(creative)])

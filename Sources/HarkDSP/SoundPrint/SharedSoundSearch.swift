@@ -83,6 +83,8 @@ final class SharedSoundSearch {
     struct Found {
         var related: Set<Int32> = []
         var entries: [Int] = []
+        /// The same landmarks as indices into the creative's own (``SharedSound/landmarks``).
+        var landmarks: [Int32] = []
     }
 
     /// The landmarks of creative `r` (`landmarks`, in frame and hash order) that another
@@ -116,6 +118,7 @@ final class SharedSoundSearch {
                 }
                 if holdsAnchor[j] == 1 && table.peakSets[Int(span.other)].holds(frame: targetFrame - span.alignment, bin: targetBin) {
                     found.entries.append(Int(ownEntry[k]))
+                    found.landmarks.append(Int32(k))
                     break
                 }
             }

@@ -550,6 +550,23 @@ public final class SoundMatcher {
     }
 }
 
+/// What one creative of a ``SoundIndex`` shares with the others (a licensed song, a jingle):
+/// the result of the index's search for shared sound, which depends on the readings alone and
+/// takes most of an index's build, so that a catalogue file can keep it (docs/watermark.md,
+/// The campaign catalogue).
+public struct SharedSound: Sendable, Equatable {
+    /// The creatives it shares sound with, by their place in the index.
+    public var related: [Int32]
+    /// Its landmarks that another creative holds too, by their place in its reading's
+    /// landmarks: not indexed to name it, since they cannot tell the two apart.
+    public var landmarks: [Int32]
+
+    public init(related: [Int32], landmarks: [Int32]) {
+        self.related = related
+        self.landmarks = landmarks
+    }
+}
+
 /// The landmarks of a catalogue's creatives, sorted by hash for lookup: built once (a plan), read
 /// by any number of matchers.
 public final class SoundIndex: Sendable {
@@ -562,7 +579,7 @@ public final class SoundIndex: Sendable {
     /// creative in the next 15, and whether another creative holds it too in the top bit (then
     /// it votes only in the rivalry of creatives that share sound, ``SoundMatcher/rivalRatio``,
     /// never to name one).
-    private let entries: [UInt32]
+    let entries: [UInt32]
     /// Creatives an index holds at most (15 bits), far beyond a catalogue's
     /// (``WatermarkDetector/maxCatalogue`` campaigns).
     public static let maxCreatives = 1 << 15 - 1
@@ -587,14 +604,21 @@ public final class SoundIndex: Sendable {
         self.init(readings: prints)
     }
 
-    /// - Parameter readings: the creatives, read one at a time; index `i` in a ``SoundMatch``
-    ///   is creative `i`.
+    /// - Parameters:
+    ///   - readings: the creatives, read one at a time; index `i` in a ``SoundMatch`` is
+    ///     creative `i`.
+    ///   - sharing: what each creative shares, as ``sharing`` gave it for the same readings in
+    ///     the same order (a catalogue file keeps it): the search for shared sound, most of an
+    ///     index's build, is then skipped. When it does not fit these readings (a creative's
+    ///     landmark it names is not there to share), it is ignored and the search runs
+    ///     (``reusedSharing`` tells which).
+    ///   - keepSharing: keep what the search found in ``sharing``, for a catalogue to store.
     ///
     /// Built by counting, never by hashing or comparison sorts, in place: a catalogue of 1 000
     /// creatives holds millions of landmarks, each creative's search for the sound it shares
     /// looks up tens of thousands of entries, and harkd's memory while it loads a catalogue is
     /// its memory at its peak (docs/watermark.md, Cost).
-    public init(readings: some SoundReadings) {
+    public init(readings: some SoundReadings, sharing: [SharedSound]? = nil, keepSharing: Bool = false) {
         let n = readings.count
         precondition(n <= Self.maxCreatives, "at most \(Self.maxCreatives) creatives")
         creatives = n
@@ -643,7 +667,10 @@ public final class SoundIndex: Sendable {
         // Mark what creatives share, each creative read against the others as a room would be:
         // each independently of the others, so on every core (up to four).
         var found = [SharedSoundSearch.Found](repeating: SharedSoundSearch.Found(), count: n)
-        if n > 1 {
+        let reused = sharing.flatMap { Self.found(from: $0, readings: readings, entries: entries, starts: starts) }
+        if let reused { found = reused }
+        reusedSharing = reused != nil
+        if reused == nil && n > 1 {
             let workers = min(n, 4, max(1, ProcessInfo.processInfo.activeProcessorCount)), longest = longest
             entries.withUnsafeBufferPointer { entries in starts.withUnsafeBufferPointer { starts in
                 peakSets.withUnsafeBufferPointer { peakSets in found.withUnsafeMutableBufferPointer { found in
@@ -668,6 +695,7 @@ public final class SoundIndex: Sendable {
         self.entries = entries
         bucketStart = starts
         sharedCount = shared
+        self.sharing = keepSharing ? found.map { SharedSound(related: $0.related.sorted(), landmarks: $0.landmarks) } : nil
         // Sharing is mutual: B holds A's bed whenever A holds B's.
         for (a, others) in related.enumerated() { for b in others { related[Int(b)].insert(Int32(a)) } }
         self.related = related
@@ -675,6 +703,44 @@ public final class SoundIndex: Sendable {
 
     /// Per creative, its peaks, to confirm a candidate alignment peak by peak.
     let peakSets: [PeakSet]
+
+    /// What each creative shares with the others, when the index was asked to keep it.
+    public let sharing: [SharedSound]?
+    /// Whether the index took what creatives share from its `sharing` argument instead of
+    /// searching for it.
+    public let reusedSharing: Bool
+
+    /// What `sharing` says each creative shares, as the search would have found it: each named
+    /// landmark's own entry in the table. Nil when it does not fit the readings: another count
+    /// of creatives, a related creative out of range or itself, a landmark out of range or not
+    /// indexed (its hash common, or held by no entry of its creative at its frame).
+    private static func found(from sharing: [SharedSound], readings: some SoundReadings, entries: [UInt32],
+                              starts: [Int32]) -> [SharedSoundSearch.Found]? {
+        let n = readings.count
+        guard sharing.count == n else { return nil }
+        var found: [SharedSoundSearch.Found] = []
+        found.reserveCapacity(n)
+        for (r, s) in sharing.enumerated() {
+            guard s.related.allSatisfy({ (0..<Int32(n)).contains($0) && $0 != Int32(r) }) else { return nil }
+            var f = SharedSoundSearch.Found(related: Set(s.related), entries: [], landmarks: s.landmarks)
+            if !s.landmarks.isEmpty {
+                let landmarks = readings.landmarks(r)
+                f.entries.reserveCapacity(s.landmarks.count)
+                for k in s.landmarks {
+                    guard (0..<landmarks.count).contains(Int(k)) else { return nil }
+                    let l = landmarks[Int(k)]
+                    // Its own entry: the first of its creative at its frame in its bucket, as
+                    // the search finds it.
+                    let own = UInt32(l.frame) | UInt32(r) << 16
+                    guard let i = (Int(starts[Int(l.hash)])..<Int(starts[Int(l.hash) + 1])).first(where: { entries[$0] == own })
+                    else { return nil }
+                    f.entries.append(i)
+                }
+            }
+            found.append(f)
+        }
+        return found
+    }
 
     /// Per creative, the creatives it shares sound with (a bed, a jingle, a phrase).
     let related: [Set<Int32>]

@@ -72,7 +72,7 @@ struct CampaignsOnAir {
             throw CatalogueError.damaged(path, "\(codes) payloads and airing codes a minute; harkd listens for at most \(WatermarkDetector.maxPayloads)")
         }
         // Read from the file one creative at a time as the index is built.
-        let index = read.campaigns.isEmpty ? nil : SoundIndex(readings: read.readings)
+        let index = read.campaigns.isEmpty ? nil : SoundIndex(readings: read.readings, sharing: read.sharing)
         if let failure = read.readings.failure { throw failure }
         return (read.campaigns, index, read.airing)
     }

@@ -108,7 +108,11 @@ struct CatalogueCommand: ParsableCommand {
                 throw ExitCode.failure
             }
             let removed: Bool
-            do { removed = try CampaignCatalogue.openForWriting(catalogue).remove(p) } catch {
+            do {
+                let file = try CampaignCatalogue.openForWriting(catalogue)
+                removed = try file.remove(p)
+                if removed { try file.keepSharedSound() }
+            } catch {
                 Diagnostics.error(error.description)
                 throw ExitCode.failure
             }
@@ -190,7 +194,10 @@ struct CampaignOptions: ParsableArguments {
         let airing = details.parsedAiringKey.map { AiringCampaign(campaign: payload, key: $0, channels: channels ?? []) }
         let campaign = Campaign(payload: payload, name: details.name, from: details.from, until: details.until, sound: sound, airing: airing)
         do {
-            try CampaignCatalogue.openForWriting(path).add(campaign)
+            // What the creatives share is found once here, not by every device that loads the file.
+            let file = try CampaignCatalogue.openForWriting(path)
+            try file.add(campaign)
+            try file.keepSharedSound()
         } catch {
             Diagnostics.error(error.description)
             throw ExitCode.failure
@@ -201,6 +208,15 @@ struct CampaignOptions: ParsableArguments {
     /// A catalogue's campaigns, or an error line naming the file and exit 1.
     static func read(_ path: String) throws -> [Campaign] {
         do { return try CampaignCatalogue.read(path) } catch {
+            Diagnostics.error(error.description)
+            throw ExitCode.failure
+        }
+    }
+
+    /// A catalogue's campaigns and what their creatives share as the file keeps it, or an error
+    /// line naming the file and exit 1.
+    static func readWithSharedSound(_ path: String) throws -> (campaigns: [Campaign], sharing: [SharedSound]?) {
+        do { return try CampaignCatalogue.readWithSharedSound(path) } catch {
             Diagnostics.error(error.description)
             throw ExitCode.failure
         }

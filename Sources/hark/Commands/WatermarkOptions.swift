@@ -113,7 +113,7 @@ struct CatalogueOptions: ParsableArguments {
 
     /// Every campaign of a catalogue file, whatever its dates: a recording may be of any day.
     private static func campaigns(_ path: String) throws -> Resolved {
-        let campaigns = try CampaignOptions.read(path)
+        let (campaigns, sharing) = try CampaignOptions.readWithSharedSound(path)
         guard !campaigns.isEmpty else {
             Diagnostics.error("\(path): the catalogue holds no campaign")
             throw ExitCode.failure
@@ -125,7 +125,8 @@ struct CatalogueOptions: ParsableArguments {
         let payloads = campaigns.map(\.payload)
         // A campaign with airing codes is heard by its codes, never by a static payload.
         return Resolved(payloads: campaigns.filter { $0.airing == nil }.map(\.payload),
-                        sound: AnalysisPipeline.SoundSearch(index: SoundIndex(prints: campaigns.map(\.sound)), payloads: payloads),
+                        sound: AnalysisPipeline.SoundSearch(index: SoundIndex(readings: campaigns.map(\.sound), sharing: sharing),
+                                                                           payloads: payloads),
                         airing: campaigns.compactMap(\.airing))
     }
 
