@@ -144,6 +144,15 @@ public final class CatalogueSoundReadings: SoundReadings, @unchecked Sendable {
     }
 }
 
+/// Readings kept in their bytes, each decoded when an index asks for it (and checked whole
+/// before): decoded all at once they take several times the room.
+private struct EncodedReadings: SoundReadings {
+    let encoded: [[UInt8]]
+    var count: Int { encoded.count }
+    func reading(_ i: Int) -> SoundPrint { (try? SoundPrint(bytes: encoded[i])) ?? SoundPrint(landmarks: [], duration: 0) }
+    func landmarks(_ i: Int) -> [Landmark] { SoundPrint.landmarks(inBytes: encoded[i]) }
+}
+
 /// Why a catalogue cannot be read or written. Each names the file.
 public enum CatalogueError: Error, Equatable, CustomStringConvertible {
     case noSuchFile(String)
@@ -371,12 +380,10 @@ public final class CampaignCatalogue {
     /// so `hark` calls this after each; a file without it is read all the same, only slower.
     public func keepSharedSound() throws(CatalogueError) {
         let rows = try rows()
-        let sharing: [SharedSound]
-        do {
-            sharing = SoundIndex(readings: try rows.map { try SoundPrint(bytes: $0.sound) }, keepSharing: true).sharing ?? []
-        } catch {
-            throw .damaged(path, "\(error)")
+        for row in rows {
+            do { _ = try SoundPrint(bytes: row.sound) } catch { throw .damaged(path, "campaign \(row.payload.hex): \(error)") }
         }
+        let sharing = SoundIndex(readings: EncodedReadings(encoded: rows.map(\.sound)), keepSharing: true).sharing ?? []
         do {
             try db.execute("BEGIN")
             try db.execute("DELETE FROM shared_sound")
