@@ -379,13 +379,21 @@ public final class CampaignCatalogue {
     /// the time a catalogue takes to load. Every change of the campaigns drops what was kept,
     /// so `hark` calls this after each; a file without it is read all the same, only slower.
     public func keepSharedSound() throws(CatalogueError) {
-        let rows = try rows()
-        for row in rows {
-            do { _ = try SoundPrint(bytes: row.sound) } catch { throw .damaged(path, "campaign \(row.payload.hex): \(error)") }
+        // One write transaction from the read to the last row: what is kept is what was read,
+        // whatever another writer does meanwhile.
+        do { try db.execute("BEGIN IMMEDIATE") } catch { throw .cannotWrite(path, error.message) }
+        let rows: [Row]
+        do throws(CatalogueError) {
+            rows = try self.rows()
+            for row in rows {
+                do { _ = try SoundPrint(bytes: row.sound) } catch { throw .damaged(path, "campaign \(row.payload.hex): \(error)") }
+            }
+        } catch {
+            try? db.execute("ROLLBACK")
+            throw error
         }
         let sharing = SoundIndex(readings: EncodedReadings(encoded: rows.map(\.sound)), keepSharing: true).sharing ?? []
         do {
-            try db.execute("BEGIN")
             try db.execute("DELETE FROM shared_sound")
             for (row, s) in zip(rows, sharing) {
                 try db.query("INSERT INTO shared_sound (payload, related, landmarks) VALUES (?, ?, ?)",
