@@ -1,5 +1,5 @@
 """What the watermark studies share (tools/watermark-ceiling, tools/watermark-format-study,
-tools/watermark-tone-to-floor):
+tools/watermark-tone-to-floor, tools/watermark-host-discount):
 32-bit float WAV files, and the detector's own frames and floor, so that they read the audio
 as WatermarkDetector does (docs/watermark.md, Detection, step 1)."""
 import struct
@@ -35,6 +35,16 @@ def frames(x, offset):
     """One Hann-windowed 0.4 s frame per symbol from `offset` on."""
     starts = range(offset, len(x) - L + 1, L)
     return np.fft.rfft(np.array([x[i:i + L] * window for i in starts]), axis=1)
+
+
+# A 16-bit recording's quantisation noise in one bin of a frame: where the host is digital
+# silence the mark is all but zero too, and a ratio of two nothings would read 10^15.
+quantisation = (2.0 ** -15) ** 2 / 12 * np.sum(window ** 2)
+
+
+def interference(P):
+    """A bin's interference: the power within ±4 bins (±10 Hz) around it, plus quantisation."""
+    return sliding_window_view(np.pad(P, ((0, 0), (4, 4)), mode='edge'), 9, axis=1).mean(axis=2) + quantisation
 
 
 def floor(P):
