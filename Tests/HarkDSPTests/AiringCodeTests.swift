@@ -74,6 +74,41 @@ import Testing
 
     /// A mark whose payload changes at a minute: each minute's code is read where it aired, by a
     /// detector whose list is replaced with the next minute's codes as the minute turns.
+    /// A replaced catalogue holds exactly the new payloads, each with its own codeword's signs,
+    /// whether the list turns by a minute, grows to the capacity, shrinks or is replaced whole;
+    /// and the signs' array never grows past the room the capacity reserved.
+    @Test func aReplacedCatalogueHoldsEachNewPayloadWithItsOwnSigns() throws {
+        let format = WatermarkFormat(key: .demo)
+        let minute: Int64 = 29_000_000
+        func codes(_ minutes: ClosedRange<Int64>, channels: ClosedRange<UInt16> = 1...3) -> [WatermarkPayload] {
+            minutes.flatMap { m in channels.map { AiringCode.payload(key: Self.key, channel: $0, minute: m) } }
+        }
+        let listed = [WatermarkPayload(0xc0ffee01), WatermarkPayload(0xc0ffee02)]
+        let detector = try WatermarkDetector(format: format, sampleRate: Self.rate, catalogue: listed, capacity: 40)
+        let room = detector.catalogueSigns.capacity
+        #expect(room >= 40 * WatermarkDetector.signVectors)
+        let lists: [[WatermarkPayload]] = [
+            listed + codes((minute - 5)...(minute + 5)),              // 35: the first list
+            listed + codes((minute - 4)...(minute + 6)),              // a minute on: 3 codes out, 3 in
+            listed + codes((minute - 3)...(minute + 6)),              // shorter: 3 out
+            listed + codes((minute - 3)...(minute + 8)) + listed,     // longer, a duplicate given
+            [listed[1]] + codes((minute + 100)...(minute + 105)),     // nearly all new
+            [],
+            listed,
+        ]
+        for list in lists {
+            detector.replaceCatalogue(list)
+            let held = try #require(detector.catalogue)
+            #expect(held.count == Set(list).count && Set(held) == Set(list))
+            #expect(detector.catalogueSigns.count == held.count * WatermarkDetector.signVectors)
+            for (i, p) in held.enumerated() {
+                let row = Array(detector.catalogueSigns[(i * WatermarkDetector.signVectors)..<((i + 1) * WatermarkDetector.signVectors)])
+                #expect(row == WatermarkDetector.signs(of: p, format: format), "\(p)")
+            }
+            #expect(detector.catalogueSigns.capacity == room)
+        }
+    }
+
     @Test func theCodeChangesAtTheMinuteAndIsReadEitherSide() throws {
         let format = WatermarkFormat(key: .demo)
         let minute: Int64 = 29_000_000

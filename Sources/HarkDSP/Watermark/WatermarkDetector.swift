@@ -218,6 +218,9 @@ public final class WatermarkDetector {
         catalogueCapacity = capacity
         threshold = capacity == 0 ? Self.threshold : Self.threshold(payloads: Double(capacity))
         catalogueSigns = Self.signs(of: unique, format: format)
+        // Room for the catalogue it may be given (``replaceCatalogue(_:)``), so that a longer
+        // list never makes the signs' array grow by doubling, with the old one beside it.
+        if capacity > unique.count { catalogueSigns.reserveCapacity(capacity * Self.signVectors) }
         self.format = format
         self.sampleRate = sampleRate
         self.repeatInterval = repeatInterval
@@ -760,12 +763,44 @@ public final class WatermarkDetector {
     /// Listens for `payloads` from now on, at the threshold set when the detector was made: the
     /// airing codes of a new minute (``AiringSchedule``). What the detector has heard stays;
     /// a detector made without a catalogue keeps listening for any payload.
+    ///
+    /// The lists of successive minutes share all but a minute's codes, so the entries that stay
+    /// keep their place and their signs, and only the new payloads' signs are made, in the
+    /// places the old ones leave: the signs are not held twice while the list turns (4.9 MB for
+    /// 11 000 codes), nor all made again. The catalogue's order is then not `payloads`' order;
+    /// nothing reads it in order (the best codeword is the best wherever it stands).
     public func replaceCatalogue(_ payloads: [WatermarkPayload]) {
-        guard catalogue != nil else { return }
+        guard var entries = catalogue else { return }
         let unique = Self.unique(payloads)
         precondition(unique.count <= catalogueCapacity, "the detector's threshold was set for \(catalogueCapacity) payloads")
-        catalogue = unique
-        catalogueSigns = Self.signs(of: unique, format: format)
+        catalogue = nil                       // so that `entries` and the signs are the only references
+        var signs = catalogueSigns
+        catalogueSigns = []
+        let wanted = Set(unique), held = Set(entries)
+        var free = entries.indices.filter { !wanted.contains(entries[$0]) }
+        let V = Self.signVectors
+        for p in unique where !held.contains(p) {
+            let row = Self.signs(of: p, format: format)
+            if let i = free.popLast() {
+                entries[i] = p
+                signs.replaceSubrange((i * V)..<((i + 1) * V), with: row)
+            } else {
+                entries.append(p)
+                signs += row
+            }
+        }
+        // Fewer payloads than before: the last entries fill the places left free, back to front.
+        for i in free.sorted(by: >) {
+            let last = entries.count - 1
+            if i != last {
+                entries[i] = entries[last]
+                for v in 0..<V { signs[i * V + v] = signs[last * V + v] }
+            }
+            entries.removeLast()
+            signs.removeLast(V)
+        }
+        catalogue = entries
+        catalogueSigns = signs
         indexRivals()
     }
 
