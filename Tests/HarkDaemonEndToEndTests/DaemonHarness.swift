@@ -12,24 +12,11 @@ func builtExecutable(_ name: String) -> URL {
     fatalError("\(name) not found near \(CommandLine.arguments[0])")
 }
 
-/// The `hark` that makes the tests' fixtures (signals, marked creatives, catalogues, simulated
-/// rooms): the one in `$HARK_FIXTURE_BIN` when it is set, else the one beside the tests. Under
-/// ThreadSanitizer the subject is harkd and its threads; the same sources built plainly make the
-/// same files several times faster (tools/test points it at the plain build).
-func fixtureExecutable(_ name: String) -> URL {
-    if let dir = ProcessInfo.processInfo.environment["HARK_FIXTURE_BIN"], !dir.isEmpty {
-        let url = URL(fileURLWithPath: dir).appendingPathComponent(name)
-        precondition(FileManager.default.isExecutableFile(atPath: url.path), "HARK_FIXTURE_BIN has no \(name): \(dir)")
-        return url
-    }
-    return builtExecutable(name)
-}
-
-/// Runs `hark` with arguments to make a fixture (``fixtureExecutable(_:)``); returns stdout.
+/// Runs `hark` with arguments; returns stdout.
 @discardableResult
 func hark(_ arguments: [String]) throws -> String {
     let p = Process()
-    p.executableURL = fixtureExecutable("hark")
+    p.executableURL = builtExecutable("hark")
     p.arguments = arguments
     let out = Pipe()
     p.standardOutput = out
