@@ -475,7 +475,8 @@ final class UncheckedBox<T>: @unchecked Sendable {
         try h.start(config: "mode = on-demand\n")
         let c = try h.connect()
         #expect(try c.ask(["cmd": "status"], until: "status")?["mode"] as? String == "on-demand")
-        try "mode = continuous\nreport-interval = 5\n".write(toFile: h.dir + "/harkd.conf", atomically: true, encoding: .utf8)
+        // The harness's ring kept: a ring of another size is a capture setting, which reopens the device.
+        try (DaemonHarness.ringLine + "mode = continuous\nreport-interval = 5\n").write(toFile: h.dir + "/harkd.conf", atomically: true, encoding: .utf8)
         h.send(signal: SIGHUP)
         let deadline = Date(timeIntervalSinceNow: 5)
         var mode: String?

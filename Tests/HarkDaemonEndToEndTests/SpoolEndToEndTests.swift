@@ -35,7 +35,7 @@ import Testing
         var committedBefore: [String] = []
         var rng = SystemRandomNumberGenerator()
         for round in 0..<20 {
-            try h.start(["--mode", "continuous", "--report-interval", "1", "--spool", spoolPath, "--unit", "e2e"])
+            try h.start(["--mode", "continuous", "--report-interval", "1", "--spool", spoolPath, "--unit", "e2e"], dropsWhenBehind: true)
             h.feed(raw, speed: 8)
             received.watch(try h.connect())
             // A report every 1/8 s of wall time; kill somewhere between two and twelve of them.

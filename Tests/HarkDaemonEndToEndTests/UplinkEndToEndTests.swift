@@ -11,6 +11,8 @@ import Testing
         return try h.raw(from: h.dir + "/noise.wav", name: "noise.raw")
     }
 
+    /// A report a second of audio (these tests start harkd with `dropsWhenBehind`: they count
+    /// reports, made at the feed's pace even when a sanitized harkd falls behind it).
     private func config(_ lines: [String], spool: String) -> String {
         (["mode = continuous", "report-interval = 1", "unit = coach-12", "spool = \(spool)"] + lines).joined(separator: "\n")
     }
@@ -35,7 +37,7 @@ import Testing
         let raw = try noise(h)
         let spoolPath = h.dir + "/spool.sqlite"
         try h.start(config: config(["mqtt-url = mqtt://127.0.0.1:\(broker.port)", "mqtt-username = \(MosquittoBroker.user)",
-                                    "mqtt-password = \(MosquittoBroker.password)"], spool: spoolPath))
+                                    "mqtt-password = \(MosquittoBroker.password)"], spool: spoolPath), dropsWhenBehind: true)
         h.feed(raw, speed: 12)
         let topic = "hark/coach-12/report"
         // Generous deadlines: under ThreadSanitizer harkd analyses at a few times real time only.
@@ -109,7 +111,7 @@ import Testing
         let sub = try broker.subscribe()
         let raw = try noise(h)
         try h.start(config: config(["mqtt-url = mqtt://\(MosquittoBroker.user):wrong@127.0.0.1:\(broker.port)"],
-                                   spool: h.dir + "/spool.sqlite"))
+                                   spool: h.dir + "/spool.sqlite"), dropsWhenBehind: true)
         h.feed(raw, speed: 8)
         #expect(try waitFor(10) { try status(h)["uplink"] as? String == "refused" }, "\(h.logText)")
         let s = try status(h)
@@ -133,7 +135,7 @@ import Testing
 
         // A CA that did not sign the broker's certificate: no connection, nothing published.
         try h.start(config: config(["mqtt-url = mqtts://127.0.0.1:\(tlsPort)", "mqtt-ca = \(other.ca)"] + credentials,
-                                   spool: h.dir + "/wrong.sqlite"))
+                                   spool: h.dir + "/wrong.sqlite"), dropsWhenBehind: true)
         h.feed(raw, speed: 8)
         #expect(try waitFor(10) { (try status(h)["spoolPending"] as? Int ?? 0) >= 5 })
         let wrong = try status(h)
@@ -143,7 +145,7 @@ import Testing
 
         let h2 = try DaemonHarness()
         try h2.start(config: config(["mqtt-url = mqtts://127.0.0.1:\(tlsPort)", "mqtt-ca = \(good.ca)"] + credentials,
-                                    spool: h2.dir + "/good.sqlite"))
+                                    spool: h2.dir + "/good.sqlite"), dropsWhenBehind: true)
         h2.feed(raw, speed: 8)
         #expect(waitFor(15) { sub.rids(on: "hark/coach-12/report").count >= 5 }, "\(broker.log)")
         #expect(try status(h2)["uplink"] as? String == "connected")
@@ -157,7 +159,7 @@ import Testing
         try hark(["generate", "sine", h.dir + "/tone.wav", "--frequency", "1000", "--level", "-23", "--duration", "8"])
         let raw = try h.raw(from: h.dir + "/tone.wav", name: "tone.raw")
         try h.start(config: config(["mqtt-url = mqtts://127.0.0.1:8883", "mqtt-ca = \(h.dir)/missing-ca.crt"],
-                                   spool: h.dir + "/spool.sqlite"))
+                                   spool: h.dir + "/spool.sqlite"), dropsWhenBehind: true)
         h.feed(raw, speed: 4)
         #expect(try waitFor(5) { try status(h)["uplink"] as? String == "error" })
         let s = try status(h)
