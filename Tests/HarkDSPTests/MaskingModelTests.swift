@@ -10,8 +10,9 @@ import Testing
     /// Runs `x` through a fresh model frame by frame (frames centred every hop) and returns
     /// the model after the frame centred nearest `time`. `ceilingTop` 0 gives the classic
     /// model, without the ceiling at the host's own band.
-    private func model(after x: [Float], at time: Double, ceilingTop: Double = MaskingModel.ownBandCeilingTop) throws -> MaskingModel {
-        let m = try MaskingModel(sampleRate: Self.rate, ownBandCeilingTop: ceilingTop)
+    private func model(after x: [Float], at time: Double, ceilingTop: Double = MaskingModel.ownBandCeilingTop,
+                       levelDiscrimination: MaskingModel.LevelDiscrimination? = nil) throws -> MaskingModel {
+        let m = try MaskingModel(sampleRate: Self.rate, ownBandCeilingTop: ceilingTop, levelDiscrimination: levelDiscrimination)
         let last = Int(time * Self.rate) / m.hop
         var frame = [Float](repeating: 0, count: m.frameLength)
         for k in 0...last {
@@ -145,6 +146,43 @@ import Testing
         // Noise at −100 dB re full scale plays at −8 dB SPL: under the threshold in quiet.
         let inaudible = try model(after: bandNoise(300...6000, rms: 1e-5, seconds: 1), at: 0.5)
         #expect(inaudible.threshold.allSatisfy { $0 == 0 })
+    }
+
+    @Test func levelDiscriminationFollowsPEAQsSlope() {
+        // BS.1387's slope of detection probability: finer the louder the band.
+        let slope = MaskingModel.LevelDiscrimination.slope
+        #expect(abs(slope(40) - 0.944) < 0.005 && abs(slope(70) - 0.468) < 0.005 && abs(slope(80) - 0.318) < 0.005,
+                "slopes \(slope(40)) \(slope(70)) \(slope(80))")
+        // PEAQ's outer and middle ear: the ear canal's resonance near 3.3 kHz.
+        let ear = MaskingModel.LevelDiscrimination.earWeighting
+        #expect(ear(3300) > 4 && ear(1000) < -1 && ear(3300) > ear(7000))
+        let d = MaskingModel.LevelDiscrimination(reference: 50, exponent: 3)
+        #expect(d.factor(atLevel: 30) == 1 && d.factor(atLevel: 50) == 1)
+        // At 70 dB: (0.468 / 0.800)³ = 0.20, 7 dB lower; the crowd's sixth power, 14 dB.
+        #expect(abs(10 * log10(d.factor(atLevel: 70)) + 7.0) < 0.2, "\(10 * log10(d.factor(atLevel: 70))) dB at 70 dB")
+        #expect(abs(10 * log10(MaskingModel.LevelDiscrimination.crowd.factor(atLevel: 70)) + 14.0) < 0.4)
+        #expect(d.factor(atLevel: 80) < d.factor(atLevel: 70))
+    }
+
+    @Test func levelDiscriminationLowersOnlyLoudBandsThresholds() throws {
+        // Noise over the stadium band: at −10 dB re full scale its critical bands play at
+        // 70–80 dB and their thresholds come down; at −60 dB they play under the reference and
+        // keep the classic model's.
+        let d = MaskingModel.LevelDiscrimination.crowd
+        for (rms, lowered) in [(0.3, true), (0.001, false)] {
+            let noise = bandNoise(600...7500, rms: rms, seconds: 1)
+            let classic = try model(after: noise, at: 0.5), weighted = try model(after: noise, at: 0.5, levelDiscrimination: d)
+            for f in [1000.0, 3000, 6000] {
+                let p = classic.partition(of: f)
+                #expect(classic.threshold[p] > 0)
+                let change = dB(weighted.threshold[p] / classic.threshold[p])
+                if lowered {
+                    #expect(change < -3, "\(change) dB at \(f) Hz, rms \(rms)")
+                } else {
+                    #expect(change == 0, "\(change) dB at \(f) Hz, rms \(rms)")
+                }
+            }
+        }
     }
 
     @Test func barkScaleIsZwickers() {

@@ -24,6 +24,8 @@ public final class WatermarkEmbedder {
     public let sampleRate: Double
     /// Tone power re the tone's share of the masking threshold, dB.
     public let strength: Double
+    /// How loud bands' thresholds are lowered (nil: not at all).
+    public var levelDiscrimination: MaskingModel.LevelDiscrimination? { model.levelDiscrimination }
     /// How many host samples ahead of the watermark the embedder must see.
     public let latency: Int
     /// The delay at which a caller that hands on as many samples as it gives never waits for
@@ -66,10 +68,13 @@ public final class WatermarkEmbedder {
     ///     of each).
     ///   - copyOffset: seconds into the copy timeline at which the host starts (0: a copy begins
     ///     at the first sample).
+    ///   - levelDiscrimination: lowers the threshold of loud bands (``MaskingModel/LevelDiscrimination``);
+    ///     nil (the default) for the model every profile's default strength was measured with.
     public convenience init(format: WatermarkFormat, payload: WatermarkPayload, sampleRate: Double,
-                            strength: Double? = nil, copyOffset: Double = 0) throws {
-        try self.init(format: format, payload: payload, sampleRate: sampleRate, strength: strength,
-                      copyOffset: copyOffset, temporalParts: TemporalBand.partCount)
+                            strength: Double? = nil, copyOffset: Double = 0,
+                            levelDiscrimination: MaskingModel.LevelDiscrimination? = nil) throws {
+        try self.init(format: format, payloadOfCopy: { _ in payload }, sampleRate: sampleRate, strength: strength,
+                      copyOffset: copyOffset, temporalParts: TemporalBand.partCount, levelDiscrimination: levelDiscrimination)
     }
 
     /// A mark whose payload changes from copy to copy: `payloadOfCopy(k)` is the payload of
@@ -78,9 +83,10 @@ public final class WatermarkEmbedder {
     /// Each symbol fades in and out (``WatermarkFormat/rampDuration``), so a payload changes
     /// between two copies without a click.
     public convenience init(format: WatermarkFormat, sampleRate: Double, strength: Double? = nil, copyOffset: Double = 0,
+                            levelDiscrimination: MaskingModel.LevelDiscrimination? = nil,
                             payloadOfCopy: @escaping (Int) -> WatermarkPayload) throws {
         try self.init(format: format, payloadOfCopy: payloadOfCopy, sampleRate: sampleRate, strength: strength,
-                      copyOffset: copyOffset, temporalParts: TemporalBand.partCount)
+                      copyOffset: copyOffset, temporalParts: TemporalBand.partCount, levelDiscrimination: levelDiscrimination)
     }
 
     /// `temporalParts`: how many parts of the band follow their own envelope (tests compare
@@ -92,14 +98,15 @@ public final class WatermarkEmbedder {
     }
 
     private init(format: WatermarkFormat, payloadOfCopy: @escaping (Int) -> WatermarkPayload, sampleRate: Double,
-                 strength: Double?, copyOffset: Double, temporalParts: Int) throws {
+                 strength: Double?, copyOffset: Double, temporalParts: Int,
+                 levelDiscrimination: MaskingModel.LevelDiscrimination? = nil) throws {
         self.format = format
         self.payloadOfCopy = payloadOfCopy
         self.sampleRate = sampleRate
         let strength = strength ?? format.profile.defaultStrength
         self.strength = strength
         self.copyOffset = copyOffset
-        let model = try MaskingModel(sampleRate: sampleRate)
+        let model = try MaskingModel(sampleRate: sampleRate, levelDiscrimination: levelDiscrimination)
         self.model = model
         hop = model.hop
         gain = pow(10, strength / 10)

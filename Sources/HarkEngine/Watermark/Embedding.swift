@@ -21,6 +21,10 @@ public struct EmbedOptions: Sendable {
     /// What the audience hears beside the programme (a stadium's crowd): it masks too, so the
     /// mark may follow the masking threshold of the two together. Nil: the programme alone.
     public var ambient: Ambient?
+    /// Whether the embedder is handed the programme mixed with what the audience hears beside
+    /// it (``ambient``, or a venue's microphone when live). Such a mark holds loud bands lower
+    /// (``MaskingModel/LevelDiscrimination/crowd``), as it was measured.
+    public var hearsAmbient: Bool
 
     /// An ambient recording and the gain that brings it to the level the quietest seats hear.
     public struct Ambient: Sendable {
@@ -48,6 +52,7 @@ public struct EmbedOptions: Sendable {
     public init(payload: WatermarkPayload, key: WatermarkKey, strength: Double? = nil, profile: WatermarkProfile = .tv,
                 version: WatermarkFormat.Version = .v1, airing: AiringCoding? = nil, ambient: Ambient? = nil) {
         self.ambient = ambient
+        hearsAmbient = ambient != nil
         self.payload = payload
         self.key = key
         self.strength = strength
@@ -58,11 +63,16 @@ public struct EmbedOptions: Sendable {
 
     /// The embedder these options ask for.
     public func embedder(format: WatermarkFormat, sampleRate: Double) throws -> WatermarkEmbedder {
-        guard let airing else { return try WatermarkEmbedder(format: format, payload: payload, sampleRate: sampleRate, strength: strength) }
+        let discrimination = hearsAmbient ? MaskingModel.LevelDiscrimination.crowd : nil
+        guard let airing else {
+            return try WatermarkEmbedder(format: format, payload: payload, sampleRate: sampleRate, strength: strength,
+                                         levelDiscrimination: discrimination)
+        }
         // Copies on UTC multiples of 2.4 s: each lies within one minute.
         let offset = AiringCode.copyOffset(firstSampleUTC: airing.startUTC)
         let origin = airing.startUTC - offset
-        return try WatermarkEmbedder(format: format, sampleRate: sampleRate, strength: strength, copyOffset: offset) {
+        return try WatermarkEmbedder(format: format, sampleRate: sampleRate, strength: strength, copyOffset: offset,
+                                     levelDiscrimination: discrimination) {
             AiringCode.payload(key: airing.key, channel: airing.channel, copy: $0, originUTC: origin)
         }
     }

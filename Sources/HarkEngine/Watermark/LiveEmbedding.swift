@@ -44,7 +44,8 @@ public final class LiveEmbedding {
     /// Takes `input` (interleaved, whole frames) and appends as many frames to `out`, marked.
     /// `ambient`, when given, is what the audience hears beside the programme at those frames
     /// (mono, scaled to the quietest seats): the mark follows the masking of the two together
-    /// and is added to the programme alone.
+    /// and is added to the programme alone. Options that say so (``EmbedOptions/hearsAmbient``)
+    /// hold loud bands lower, as measured for that.
     public func process(_ input: UnsafeBufferPointer<Float>, ambient: UnsafeBufferPointer<Float>? = nil, into out: inout [Float]) {
         let frames = input.count / channels
         guard frames > 0 else { return }

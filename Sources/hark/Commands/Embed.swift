@@ -44,7 +44,8 @@ struct Embed: ParsableCommand {
     @Option(help: ArgumentHelp("""
         What the audience hears beside the programme (a stadium's crowd): a recording at the \
         programme's rate, or with --live an ALSA capture device (a microphone in the venue). The \
-        mark follows the masking threshold of the two together and is added to the programme \
+        mark follows the masking threshold of the two together, held lower in their loudest \
+        bands, where the ear tells level changes apart finest, and is added to the programme \
         alone (docs/watermark.md, "The crowd as a masker").
         """, valueName: "file|device"), completion: .file())
     var ambient: String?
@@ -128,6 +129,8 @@ struct Embed: ParsableCommand {
         var options = EmbedOptions(payload: try WatermarkPayload(hex: payload), key: key, strength: strength,
                                    profile: keys.watermarkProfile, version: format.version ?? .v1, airing: airing)
         if !live.live, let ambient { options.ambient = EmbedOptions.Ambient(path: ambient, gain: ambientGain) }
+        // Live, the venue's microphone joins the programme in LiveMarking.
+        options.hearsAmbient = ambient != nil
         return options
     }
 
