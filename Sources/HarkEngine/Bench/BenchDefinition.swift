@@ -92,7 +92,7 @@ public struct BenchDefinition: Codable, Sendable {
     public var falsePositives: FalsePositives
 
     public static func load(path: String) throws -> BenchDefinition {
-        try JSONDecoder().decode(BenchDefinition.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+        try DefinitionsFile.load(BenchDefinition.self, path: path)
     }
 
     /// A smaller run for a quick look: one host of each kind, fewer offsets, 10 minutes of

@@ -56,7 +56,7 @@ public struct TransparencyDefinition: Codable, Sendable {
     }
 
     public static func load(path: String) throws -> TransparencyDefinition {
-        let d = try JSONDecoder().decode(TransparencyDefinition.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+        let d = try DefinitionsFile.load(TransparencyDefinition.self, path: path)
         if let n = d.draws, n < 1 { throw Invalid.draws(n) }
         return d
     }
