@@ -115,10 +115,16 @@ public final class MaskingModel {
             return -0.6 * 3.64 * pow(k, -0.8) + 6.5 * exp(-0.6 * (k - 3.3) * (k - 3.3)) - 1e-3 * pow(k, 3.6)
         }
 
-        /// The factor for a band at `level` dB: 1 up to ``reference``, then below 1.
+        /// PEAQ's slope is fitted up to about here, where it is smallest (0.18 dB); its
+        /// polynomial climbs again beyond, which no ear does.
+        static let finestLevel = 98.7
+
+        /// The factor for a band at `level` dB: 1 up to ``reference``, then below 1, falling
+        /// with the level.
         public func factor(atLevel level: Double) -> Double {
             guard level > reference else { return 1 }
-            return min(1, pow(Self.slope(atLevel: level) / Self.slope(atLevel: reference), exponent))
+            let slope = Self.slope(atLevel: min(level, Self.finestLevel))
+            return min(1, pow(slope / Self.slope(atLevel: reference), exponent))
         }
     }
 
