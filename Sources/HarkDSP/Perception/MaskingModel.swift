@@ -85,12 +85,15 @@ public final class MaskingModel {
     /// the mark gives up little there, and a larger exponent measured better (``crowd``).
     public struct LevelDiscrimination: Sendable, Equatable {
         /// dB (as PEAQ's excitation levels) above which a band's threshold is lowered.
-        public var reference: Double
+        public let reference: Double
         /// How far past PEAQ's own slope ratio (1) the threshold is lowered.
-        public var exponent: Double
+        public let exponent: Double
+        /// PEAQ's slope at ``reference``, kept: ``factor(atLevel:)`` runs per band and frame.
+        private let referenceSlope: Double
 
         public init(reference: Double, exponent: Double) {
             (self.reference, self.exponent) = (reference, exponent)
+            referenceSlope = Self.slope(atLevel: reference)
         }
 
         /// The setting for a mark that follows a crowd's masking: −6 dB at 60 dB, −14 dB at 70.
@@ -124,7 +127,7 @@ public final class MaskingModel {
         public func factor(atLevel level: Double) -> Double {
             guard level > reference else { return 1 }
             let slope = Self.slope(atLevel: min(level, Self.finestLevel))
-            return min(1, pow(slope / Self.slope(atLevel: reference), exponent))
+            return min(1, pow(slope / referenceSlope, exponent))
         }
     }
 
