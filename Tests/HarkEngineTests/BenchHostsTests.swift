@@ -21,6 +21,36 @@ struct BenchHostsTests {
         let limited = try hosts.bandLimitedFile(kind: "pink", index: 0, seconds: 1, seed: 1)
         #expect(limited != (try hosts.bandLimitedFile(kind: "pink", index: 0, seconds: 1, seed: 2)))
     }
+
+    /// Two runs read the same audio exactly when their digests agree: the same hosts made in
+    /// two folders agree, whatever the files' headers hold; one sample changed, or another
+    /// host handed out, does not.
+    @Test func theDigestFollowsTheSamplesHandedOutAndNothingElse() throws {
+        let a = TemporaryDirectory(prefix: "hark-digest-a"), b = TemporaryDirectory(prefix: "hark-digest-b")
+        let one = try BenchHosts(directory: a.path), two = try BenchHosts(directory: b.path)
+        #expect(try one.digest().files == 0)
+        let path = try one.file(kind: "pink", index: 0, seconds: 1, seed: 1)
+        _ = try one.file(kind: "music", index: 0, seconds: 1, seed: 1)
+        // Asked for in the other order, into a copy of the value: the same set of files.
+        let copy = two
+        _ = try copy.file(kind: "music", index: 0, seconds: 1, seed: 1)
+        _ = try two.file(kind: "pink", index: 0, seconds: 1, seed: 1)
+        let d = try one.digest()
+        #expect(d.files == 2)
+        #expect(try two.digest().digest == d.digest)
+        // The same samples written again: another header (a float WAV's PEAK chunk holds the
+        // time it was written), the same digest.
+        var (x, _) = try WatermarkBench.readMono(path)
+        sleep(1)
+        try BenchHosts.writeMono(x[...], rate: 48_000, to: path)
+        #expect(try one.digest().digest == d.digest)
+        x[100] = x[100].nextUp
+        try BenchHosts.writeMono(x[...], rate: 48_000, to: path)
+        #expect(try one.digest().digest != d.digest)
+        _ = try two.file(kind: "pink", index: 1, seconds: 1, seed: 1)
+        let three = try two.digest()
+        #expect(three.files == 3 && three.digest != d.digest)
+    }
 }
 
 /// The bed-alone rows air a voice-over's song without the voice: sample for sample the song

@@ -73,6 +73,8 @@ public struct BenchHosts {
     static let recipes = ["decoy-speech": 2, "song-advert": 2, "decoy-sparse-speech": 2]
 
     let directory: String
+    /// The files this run was handed, for ``digest()``. Shared by the copies of this value.
+    private let handedOut = HandedOutFiles()
 
     public init(directory: String) throws {
         self.directory = directory
@@ -95,6 +97,7 @@ public struct BenchHosts {
     public func file(kind: String, index: Int, seconds: Double, seed: UInt64) throws -> String {
         let recipe = Self.recipes[kind].map { "-r\($0)" } ?? ""
         let path = "\(directory)/\(kind)\(recipe)-\(index)-\(Int(seconds))s-seed\(seed).wav"
+        handedOut.paths.insert(path)
         if FileManager.default.fileExists(atPath: path) { return path }
         let n = Int(seconds * Self.rate)
         var x: [Float]
@@ -172,6 +175,33 @@ public struct BenchHosts {
         }
         try write(x, to: path)
         return path
+    }
+
+    /// A fingerprint of the samples of every host and noise file this run was handed: two
+    /// runs whose figures differ read the same audio when their digests agree. The cache is
+    /// keyed by kind, recipe, index, length and seed, not by the generator's code nor by the
+    /// versions of espeak-ng that spoke its speech, so a work folder made by another build or
+    /// machine can hold other audio under the same names. FNV-1a over each file's name and its
+    /// samples' bits in name order (not the file's bytes: a float WAV's PEAK chunk holds the
+    /// time it was written).
+    public func digest() throws -> (files: Int, digest: UInt64) {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        func mix(_ word: UInt64) {
+            h ^= word
+            h = h &* 0x0000_0100_0000_01b3
+        }
+        let paths = handedOut.paths.sorted()
+        var block = [Float](repeating: 0, count: 65_536)
+        for path in paths {
+            for byte in path.split(separator: "/").last!.utf8 { mix(UInt64(byte)) }
+            let reader = try SoundFileReader(path: path)
+            while true {
+                let n = try block.withUnsafeMutableBufferPointer { try reader.read(into: $0) }
+                if n == 0 { break }
+                for i in 0..<(n * reader.channels) { mix(UInt64(block[i].bitPattern)) }
+            }
+        }
+        return (paths.count, h)
     }
 
     /// The host of ``file(kind:index:seconds:seed:)`` low-passed at 18 kHz, as a production
@@ -269,4 +299,10 @@ public struct BenchHosts {
         }
         return x
     }
+}
+
+/// The paths a ``BenchHosts`` handed out. A class so that the copies of a ``BenchHosts`` (a
+/// value passed to each part of a bench) add to one set; a bench runs on one thread.
+final class HandedOutFiles {
+    var paths = Set<String>()
 }

@@ -62,6 +62,12 @@ public struct BenchReport: Sendable {
     public var ratioRange = (Double.infinity, -Double.infinity)
     public var worstBand = -Double.infinity
     public var seconds = 0.0
+    /// The host and noise files read, and a digest of their samples (``BenchHosts/digest()``).
+    public var hostFiles = 0
+    public var hostDigest: UInt64 = 0
+    /// What made the hosts' speech and the codecs' round trips: the first line each of
+    /// `espeak-ng --version` and `ffmpeg -version`, when installed.
+    public var tools: [String] = []
 }
 
 /// `hark bench watermark`: embeds random payloads into every host, passes each marked host
@@ -327,6 +333,8 @@ public enum WatermarkBench {
                 log("unmarked \(kind), \(Int(d.falsePositives.minutesPerKind)) min, \(report.unmarked[i].profile.rawValue): \(found.count) detections")
             }
         }
+        (report.hostFiles, report.hostDigest) = try hosts.digest()
+        report.tools = toolVersions()
         report.seconds = Date().timeIntervalSince(started)
         return report
     }
@@ -563,7 +571,23 @@ public enum WatermarkBench {
             s += String(cFormat: "Transparency: watermark %.1f to %.1f dB re host overall; closest 1/3-octave band %.1f dB.\n",
                         r.ratioRange.0, r.ratioRange.1, r.worstBand)
         }
+        if r.hostFiles > 0 {
+            s += String(cFormat: "Hosts: %d files, samples digest %016llx", r.hostFiles, r.hostDigest)
+                + (r.tools.isEmpty ? "" : "; " + r.tools.joined(separator: "; ")) + ".\n"
+        }
         s += String(cFormat: "Bench time: %.0f s.\n", r.seconds)
         return s
+    }
+
+    /// The first line each of `espeak-ng --version` and `ffmpeg -version` (those installed):
+    /// another version speaks other samples and codes other frames under the same cache names.
+    static func toolVersions() -> [String] {
+        [("espeak-ng", "--version"), ("ffmpeg", "-version")].compactMap { tool, flag in
+            guard let path = Simulation.findExecutable(tool), let run = try? Subprocess.run(path, [flag], timeLimit: 10), run.status == 0,
+                  let line = String(decoding: run.standardOutput, as: UTF8.self).split(separator: "\n").first else { return nil }
+            // ffmpeg's line goes on with its copyright, espeak-ng's with its data's folder.
+            let kept = line.split(separator: " Copyright").first.flatMap { $0.split(separator: "  Data at").first } ?? line
+            return String(kept.reversed().drop { $0 == " " }.reversed())
+        }
     }
 }
