@@ -133,11 +133,13 @@ public final class CaptureSource: @unchecked Sendable {
     }
 
     /// Takes up to `out.count` samples (whole frames, interleaved), waiting up to `timeout`
-    /// seconds. Returns the frames taken, the channels they have, and the gap, if any, just
-    /// before them (the frames may be none when only a gap is to report).
-    public func read(into out: UnsafeMutableBufferPointer<Float>, timeout: Double) -> (frames: Int, channels: Int, gap: CaptureGap?) {
+    /// seconds for `minimumFrames` (or as many as `out` holds) or a gap; after the timeout,
+    /// whatever frames are there. Returns the frames taken, the channels they have, and the
+    /// gap, if any, just before them (the frames may be none when only a gap is to report).
+    public func read(into out: UnsafeMutableBufferPointer<Float>, minimumFrames: Int = 1,
+                     timeout: Double) -> (frames: Int, channels: Int, gap: CaptureGap?) {
         let c = max(channelCount.load(ordering: .relaxed), 1)
-        let (n, gap) = ring.read(into: out, granule: c, timeout: timeout)
+        let (n, gap) = ring.read(into: out, granule: c, minimum: minimumFrames * c, timeout: timeout)
         return (n / c, c, gap)
     }
 

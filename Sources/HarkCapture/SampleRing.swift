@@ -22,6 +22,8 @@ final class SampleRing: @unchecked Sendable {
     private var marks: [Mark] = []
     private let condition = ConditionLock()
     private var droppedSamples = 0
+    /// Samples the waiting reader asked for: a write wakes it only once they are there.
+    private var wakeAt = 1
 
     /// Samples (not frames) dropped so far. Read under the ring's lock: the capture thread
     /// writes it while status readers ask (ThreadSanitizer caught the unguarded read).
@@ -66,7 +68,9 @@ final class SampleRing: @unchecked Sendable {
                 marks.append(Mark(position: accepted, gap: .dropped(frames: frames)))
             }
         }
-        if n > 0 || lost > 0 { condition.signal() }
+        // A reader waits for a batch (``read(into:granule:minimum:timeout:)``): waking it for
+        // less would only put it back to sleep.
+        if (n > 0 && count >= wakeAt) || lost > 0 { condition.signal() }
         return lost
     }
 
@@ -86,14 +90,19 @@ final class SampleRing: @unchecked Sendable {
     }
 
     /// Moves up to `out.count` samples (a multiple of `granule`) into `out`, waiting up to
-    /// `timeout` seconds for some to arrive. Never reads across a gap: returns the samples
-    /// after a gap together with that gap (and, if several gaps meet at one point, the
-    /// first; the others follow with no samples).
-    func read(into out: UnsafeMutableBufferPointer<Float>, granule: Int, timeout: Double) -> (count: Int, gap: CaptureGap?) {
+    /// `timeout` seconds until `minimum` of them (at least a granule, at most what `out`
+    /// holds) have arrived or a gap is to report; after the timeout, whatever whole granules
+    /// are there. Never reads across a gap: returns the samples after a gap together with that
+    /// gap (and, if several gaps meet at one point, the first; the others follow with no
+    /// samples).
+    func read(into out: UnsafeMutableBufferPointer<Float>, granule: Int, minimum: Int = 0, timeout: Double) -> (count: Int, gap: CaptureGap?) {
         condition.lock()
         defer { condition.unlock() }
-        if count < granule && marks.first?.position != taken {
+        let wanted = max(granule, min(minimum, out.count / granule * granule))
+        if count < wanted && marks.first?.position != taken {
+            wakeAt = wanted
             _ = condition.wait(until: Date(timeIntervalSinceNow: timeout))
+            wakeAt = 1
         }
         var gap: CaptureGap?
         if let first = marks.first, first.position == taken {

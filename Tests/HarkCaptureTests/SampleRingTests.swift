@@ -1,3 +1,6 @@
+import Foundation
+import HarkSystem
+import Synchronization
 import Testing
 @testable import HarkCapture
 
@@ -52,5 +55,54 @@ import Testing
         #expect(first == [1, 2, 3] && gap0 == nil)
         let (second, gap1) = read(ring, max: 16)
         #expect(second == [4, 5] && gap1 == .overrun)
+    }
+
+    /// A reader that asks for a batch is handed the batch, not the first write: the analysis
+    /// thread wakes once per batch instead of once per capture period.
+    @Test func aReaderWaitingForABatchGetsTheBatchOrWhatATimeoutLeaves() throws {
+        let ring = SampleRing(capacity: 100)
+        let got = Mutex<(count: Int, gap: CaptureGap?)?>(nil)
+        try DetachedThread.start(name: "ring-reader") {
+            var out = [Float](repeating: 0, count: 100)
+            let r = out.withUnsafeMutableBufferPointer { ring.read(into: $0, granule: 1, minimum: 30, timeout: 30) }
+            got.withLock { $0 = r }
+        }
+        // Three writes of 10, a while apart so that a reader woken by each would take it.
+        for k in 0..<3 {
+            Thread.sleep(forTimeInterval: 0.02)
+            #expect(got.withLock { $0 } == nil, "woken after \(k) writes of 10")
+            _ = write(ring, [Float](repeating: 1, count: 10))
+        }
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while got.withLock({ $0 }) == nil && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+        #expect(got.withLock { $0?.count } == 30)
+
+        // Short of the batch when the time is up: what is there.
+        _ = write(ring, [Float](repeating: 2, count: 10))
+        var out = [Float](repeating: 0, count: 100)
+        #expect(out.withUnsafeMutableBufferPointer { ring.read(into: $0, granule: 1, minimum: 30, timeout: 0.01) }.count == 10)
+        // A batch larger than the reader's buffer is what the buffer holds.
+        _ = write(ring, [Float](repeating: 3, count: 40))
+        var small = [Float](repeating: 0, count: 20)
+        #expect(small.withUnsafeMutableBufferPointer { ring.read(into: $0, granule: 1, minimum: 30, timeout: 30) }.count == 20)
+    }
+
+    /// A gap wakes a reader waiting for a batch: it is news now, not when the batch is full.
+    @Test func aGapWakesAReaderWaitingForABatch() throws {
+        let ring = SampleRing(capacity: 100)
+        let got = Mutex<[Float]?>(nil)
+        try DetachedThread.start(name: "ring-reader") {
+            var out = [Float](repeating: 0, count: 100)
+            let r = out.withUnsafeMutableBufferPointer { ring.read(into: $0, granule: 1, minimum: 50, timeout: 30) }
+            got.withLock { $0 = Array(out.prefix(r.count)) }
+        }
+        _ = write(ring, [1, 2, 3])
+        Thread.sleep(forTimeInterval: 0.02)
+        ring.mark(.overrun)
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while got.withLock({ $0 }) == nil && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+        #expect(got.withLock { $0 } == [1, 2, 3])
+        let (after, gap) = read(ring, max: 16)
+        #expect(after.isEmpty && gap == .overrun)
     }
 }
