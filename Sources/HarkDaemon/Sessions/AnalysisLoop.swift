@@ -113,8 +113,8 @@ final class AnalysisLoop: Sendable {
 
     /// Captured audio is analysed in batches of this much at least, whatever the capture
     /// period: every batch wakes this thread and passes every stage of the pipeline once.
-    /// Batches of one 20 ms period took 3.05–3.27 % of a core in harkd with a catalogue of
-    /// 100, batches of 60 ms 2.60–2.72 % (`tools/bench-daemon --catalogue 100`, three runs
+    /// Batches of one 20 ms period took 2.67–3.88 % of a core in harkd with a catalogue of
+    /// 100, batches of 60 ms 2.60–2.93 % (`tools/bench-daemon --catalogue 100`, twelve runs
     /// each, alternated); a detection, a level line or a shake's answer then leaves up to
     /// 60 ms later, and every figure is the same (the pipeline cuts the stream at interval
     /// boundaries itself). 60 ms is the sound matcher's review interval.
@@ -147,10 +147,10 @@ final class AnalysisLoop: Sendable {
                 DetachedThread.sleep(seconds: 0.02)
                 continue
             }
-            let (frames, channels, gap) = buffer.withUnsafeMutableBufferPointer {
-                source.read(into: $0, minimumFrames: Int(Self.batchSeconds * Double(format.rate)), timeout: Self.batchSeconds + 0.1)
-            }
             let rate = Double(format.rate)
+            let (frames, channels, gap) = buffer.withUnsafeMutableBufferPointer {
+                source.read(into: $0, minimumFrames: Int(Self.batchSeconds * rate), timeout: Self.batchSeconds + 0.1)
+            }
             if let gap {
                 logger.debug("gap in captured audio at \(String(cFormat: "%.3f", audioTime)) s: \(gap)")
                 hub.gap(gap, rate: rate)

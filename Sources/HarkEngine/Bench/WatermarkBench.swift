@@ -587,7 +587,7 @@ public enum WatermarkBench {
                   let line = String(decoding: run.standardOutput, as: UTF8.self).split(separator: "\n").first else { return nil }
             // ffmpeg's line goes on with its copyright, espeak-ng's with its data's folder.
             let kept = line.split(separator: " Copyright").first.flatMap { $0.split(separator: "  Data at").first } ?? line
-            return String(kept.reversed().drop { $0 == " " }.reversed())
+            return kept.trimmingWhitespace()
         }
     }
 }
