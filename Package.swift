@@ -8,7 +8,10 @@ import PackageDescription
 //   CALSA                (CALSAShim: the few lines of C that ALSA's variadic log handler needs)
 //   HarkSystem           POSIX locks, threads, subprocesses (so no target needs Foundation's
 //                        full module and its ICU; FoundationEssentials is enough)
+//   COpenBLAS            OpenBLAS's CBLAS header, for the sound embedder's matrix products
+//   CSoundModel          the sound embedder's trained weights, linked into the binary
 //   HarkFFT              owns FFTW plans and buffers
+//   HarkBLAS             OpenBLAS's sgemm, single-threaded
 //   HarkSoundFile        owns libsndfile handles; audio files in and out
 //   HarkDSP              the DSP core: frames, filters, meter, bands, signal synthesis.
 //                        Knows nothing of files, sockets or ALSA.
@@ -56,6 +59,11 @@ let package = Package(
             name: "CALSA", pkgConfig: "alsa",
             providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(
+            name: "COpenBLAS", pkgConfig: "openblas",
+            providers: [.apt(["libopenblas-dev"])]),
+        // The weights file is assembled into the object (.incbin), found through this folder.
+        .target(name: "CSoundModel", exclude: ["sound-embedder.hkse"], cSettings: [.headerSearchPath(".")]),
+        .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
         // Headers only: HarkMQTT loads libmosquitto with dlopen when an uplink is configured,
@@ -73,6 +81,7 @@ let package = Package(
         .target(name: "HarkSystem"),
         .target(name: "HarkCapture", dependencies: ["CALSA", "CALSAShim", "HarkSystem"]),
         .target(name: "HarkFFT", dependencies: ["CFFTW", "HarkSystem"]),
+        .target(name: "HarkBLAS", dependencies: ["COpenBLAS"]),
         .target(name: "HarkSoundFile", dependencies: ["CSndFile", "HarkSystem"]),
         .target(name: "HarkSpool", dependencies: ["CSQLite", "HarkSystem"]),
         .target(name: "HarkMQTT", dependencies: ["CMosquitto"]),
@@ -81,7 +90,7 @@ let package = Package(
         // Optimised in debug builds too: unoptimised, the watermark detector's vector code runs
         // at about 2.5x real time (190x optimised), too slow for harkd to keep up with the
         // 2x-real-time capture the daemon tests feed it (the tests build everything in debug).
-        .target(name: "HarkDSP", dependencies: ["HarkFFT"],
+        .target(name: "HarkDSP", dependencies: ["HarkFFT", "HarkBLAS", "CSoundModel"],
                 swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         .target(name: "HarkEngine", dependencies: ["HarkDSP", "HarkSoundFile", "HarkSystem"]),
         .target(
@@ -111,7 +120,7 @@ let package = Package(
             ]),
         .testTarget(name: "HarkSystemTests", dependencies: ["HarkSystem"]),
         .testTarget(name: "HarkFFTTests", dependencies: ["HarkFFT"]),
-        .testTarget(name: "HarkDSPTests", dependencies: ["HarkDSP", "HarkFFT"]),
+        .testTarget(name: "HarkDSPTests", dependencies: ["HarkDSP", "HarkFFT"], exclude: ["Fixtures"]),
         .testTarget(name: "HarkSoundFileTests", dependencies: ["HarkTesting", "HarkSoundFile"]),
         .testTarget(name: "HarkSpoolTests", dependencies: ["HarkTesting", "HarkSpool"]),
         .testTarget(name: "HarkCatalogueTests", dependencies: ["HarkTesting", "HarkCatalogue", "HarkDSP"]),
@@ -131,6 +140,6 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
-        .testTarget(name: "HarkDaemonEndToEndTests", dependencies: ["harkd", "hark", "HarkClient", "HarkSpool", "HarkSystem"]),
+        .testTarget(name: "HarkDaemonEndToEndTests", dependencies: ["harkd", "hark", "HarkClient", "HarkSpool", "HarkSystem", "HarkSoundFile"]),
     ]
 )

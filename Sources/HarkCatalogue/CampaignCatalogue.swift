@@ -16,11 +16,15 @@ public struct Campaign: Sendable, Equatable {
     /// The campaign's airing key and channels when its marks carry airing codes (``AiringCode``);
     /// nil when they carry ``payload``.
     public var airing: AiringCampaign?
+    /// The learned reading of its creative (``CreativeEmbeddings``); nil in a catalogue older
+    /// than version 4, whose creatives are heard by their landmarks alone.
+    public var embeddings: CreativeEmbeddings?
 
     public init(payload: WatermarkPayload, name: String? = nil, from: String? = nil, until: String? = nil, sound: SoundPrint,
-                airing: AiringCampaign? = nil) {
+                airing: AiringCampaign? = nil, embeddings: CreativeEmbeddings? = nil) {
         (self.payload, self.name, self.from, self.until, self.sound) = (payload, name, from, until, sound)
         self.airing = airing
+        self.embeddings = embeddings
     }
 
     /// Whether `day` (`YYYY-MM-DD`) lies within the campaign's dates.
@@ -74,6 +78,8 @@ public struct ListeningCatalogue: Sendable {
     /// What the creatives share, as the file keeps it for these readings in this order (nil:
     /// not kept, or kept for other readings): for ``SoundIndex/init(readings:sharing:keepSharing:)``.
     public var sharing: [SharedSound]?
+    /// Each campaign's learned reading, in `campaigns`' order (nil: the file has none for it).
+    public var embeddings: [CreativeEmbeddings?] = []
 }
 
 /// The sound readings of a catalogue file, read from it when asked and never held together:
@@ -181,9 +187,10 @@ public enum CatalogueError: Error, Equatable, CustomStringConvertible {
 /// holds the format version: a file of another program or of a newer Hark is refused by name,
 /// as is a truncated or damaged one. Version 2 added the `airing` table, version 3 the
 /// `shared_sound` table (what the creatives share, ``keepSharedSound()``); an older file is read
-/// as it is and becomes version 3 when it is next written. One owner uses an instance.
+/// as it is and becomes version 4 when it is next written. Version 4 added the `embedding`
+/// table (each creative's learned reading, ``CreativeEmbeddings``). One owner uses an instance.
 public final class CampaignCatalogue {
-    public static let formatVersion: Int64 = 3
+    public static let formatVersion: Int64 = 4
     /// The oldest version this Hark reads.
     static let oldestVersion: Int64 = 1
     static let airingTable = """
@@ -203,6 +210,18 @@ public final class CampaignCatalogue {
             landmarks BLOB NOT NULL
         );
         """
+    /// Each creative's learned reading: the network that made it (its digest), the size of an
+    /// embedding and the embeddings, a byte each (``CreativeEmbeddings/bytes``).
+    static let embeddingTable = """
+        CREATE TABLE IF NOT EXISTS embedding (
+            payload INTEGER PRIMARY KEY,
+            model TEXT NOT NULL,
+            dimensions INTEGER NOT NULL,
+            vectors BLOB NOT NULL
+        );
+        """
+    /// Whether the file has the `embedding` table (version 4 and later).
+    private var hasEmbeddings = true
     /// Whether the file has the `airing` table (version 2 and later).
     private var hasAiring = true
     /// Whether the file has the `shared_sound` table (version 3 and later).
@@ -225,13 +244,13 @@ public final class CampaignCatalogue {
         let catalogue = CampaignCatalogue(path: path, db: db)
         if exists {
             try catalogue.checkSchema()
-            if !catalogue.hasAiring || !catalogue.hasSharedSound {
+            if !catalogue.hasAiring || !catalogue.hasSharedSound || !catalogue.hasEmbeddings {
                 do {
-                    try db.execute("BEGIN; \(airingTable) \(sharedSoundTable) PRAGMA user_version = \(formatVersion); COMMIT;")
+                    try db.execute("BEGIN; \(airingTable) \(sharedSoundTable) \(embeddingTable) PRAGMA user_version = \(formatVersion); COMMIT;")
                 } catch {
                     throw .cannotWrite(path, error.message)
                 }
-                (catalogue.hasAiring, catalogue.hasSharedSound) = (true, true)
+                (catalogue.hasAiring, catalogue.hasSharedSound, catalogue.hasEmbeddings) = (true, true, true)
             }
         } else {
             do {
@@ -247,6 +266,7 @@ public final class CampaignCatalogue {
                     );
                     \(airingTable)
                     \(sharedSoundTable)
+                    \(embeddingTable)
                     """)
             } catch {
                 throw .cannotWrite(path, error.message)
@@ -310,8 +330,10 @@ public final class CampaignCatalogue {
             do { _ = try SoundPrint(bytes: bytes) } catch { throw .damaged(path, "campaign \(campaigns[i].payload.hex): \(error)") }
         }
         let airing = try catalogue.airingCampaigns()
+        let embeddings = try catalogue.embeddings()
         return ListeningCatalogue(campaigns: campaigns, readings: readings, airing: airing.filter { a in campaigns.contains { $0.payload == a.campaign } },
-                                  sharing: catalogue.keptSharedSound(payloads: campaigns.map(\.payload)))
+                                  sharing: catalogue.keptSharedSound(payloads: campaigns.map(\.payload)),
+                                  embeddings: campaigns.map { embeddings[$0.payload] })
     }
 
     /// Every campaign of the catalogue at `path`, each checked whole, with what their creatives
@@ -407,6 +429,25 @@ public final class CampaignCatalogue {
         }
     }
 
+    /// Every creative's learned reading, by payload, each checked whole.
+    private func embeddings() throws(CatalogueError) -> [WatermarkPayload: CreativeEmbeddings] {
+        guard hasEmbeddings else { return [:] }
+        let rows: [[SQLiteDatabase.Value]]
+        do { rows = try db.query("SELECT payload, model, dimensions, vectors FROM embedding ORDER BY payload") } catch {
+            throw .damaged(path, error.message)
+        }
+        var out: [WatermarkPayload: CreativeEmbeddings] = [:]
+        for row in rows {
+            guard row.count == 4, case .integer(let p) = row[0], (0...Int64(UInt32.max)).contains(p), case .text(let model) = row[1],
+                  case .integer(let dims) = row[2], (1...4096).contains(dims), case .blob(let bytes) = row[3]
+            else { throw .damaged(path, "an embedding row is not what this version writes") }
+            do { out[WatermarkPayload(UInt32(p))] = try CreativeEmbeddings(model: model, dimensions: Int(dims), bytes: bytes) } catch {
+                throw .damaged(path, "campaign \(WatermarkPayload(UInt32(p)).hex): \(error)")
+            }
+        }
+        return out
+    }
+
     /// The campaigns with airing keys, by payload.
     private func airingCampaigns() throws(CatalogueError) -> [AiringCampaign] {
         guard hasAiring else { return [] }
@@ -447,6 +488,11 @@ public final class CampaignCatalogue {
                 try db.query("INSERT INTO airing (payload, airing_key, channels) VALUES (?, ?, ?)",
                              [p, .blob(a.key.bytes), .text(a.channels.map(String.init).joined(separator: ","))])
             }
+            try db.query("DELETE FROM embedding WHERE payload = ?", [p])
+            if let e = c.embeddings {
+                try db.query("INSERT INTO embedding (payload, model, dimensions, vectors) VALUES (?, ?, ?, ?)",
+                             [p, .text(e.model), .integer(Int64(e.dimensions)), .blob(e.bytes)])
+            }
             try db.execute("COMMIT")
         } catch {
             try? db.execute("ROLLBACK")
@@ -459,6 +505,7 @@ public final class CampaignCatalogue {
         do {
             try db.execute("BEGIN")
             try db.query("DELETE FROM airing WHERE payload = ?", [.integer(Int64(payload.value))])
+            if hasEmbeddings { try db.query("DELETE FROM embedding WHERE payload = ?", [.integer(Int64(payload.value))]) }
             try db.query("DELETE FROM campaign WHERE payload = ?", [.integer(Int64(payload.value))])
             let removed = db.changes > 0
             if removed { try db.execute("DELETE FROM shared_sound") }
@@ -474,10 +521,11 @@ public final class CampaignCatalogue {
     public func campaigns() throws(CatalogueError) -> [Campaign] {
         var out: [Campaign] = []
         let airing = try airingCampaigns()
+        let embeddings = try embeddings()
         for row in try rows() {
             do {
                 out.append(Campaign(payload: row.payload, name: row.name, from: row.from, until: row.until, sound: try SoundPrint(bytes: row.sound),
-                                    airing: airing.first { $0.campaign == row.payload }))
+                                    airing: airing.first { $0.campaign == row.payload }, embeddings: embeddings[row.payload]))
             } catch {
                 throw .damaged(path, "campaign \(row.payload.hex): \(error)")
             }
@@ -540,6 +588,7 @@ public final class CampaignCatalogue {
         guard version >= Self.oldestVersion else { throw .damaged(path, "format version \(version)") }
         hasAiring = version >= 2
         hasSharedSound = version >= 3
+        hasEmbeddings = version >= 4
         do { check = try db.query("PRAGMA quick_check") } catch { throw .damaged(path, error.message) }
         guard check == [[.text("ok")]] else {
             if case .text(let why)? = check.first?.first { throw .damaged(path, why) }

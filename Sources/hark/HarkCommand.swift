@@ -3,12 +3,18 @@ import Foundation
 import HarkEngine
 import HarkSoundFile
 
-/// `hark`: measure, generate and calibrate audio.
+/// `hark`: the meter, the watermark and the creatives' sound, test signals and harkd's clients.
 @main
 struct HarkCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hark",
-        abstract: "Measure sound levels, generate test signals and calibrate a microphone.",
+        abstract: "Measure sound levels, mark and detect adverts by watermark and by their own sound, and talk to harkd.",
+        discussion: """
+        The meter: analyze, plot, calibrate. Adverts: embed, detect, catalogue. Test signals \
+        and acoustic paths: generate, simulate, bench. harkd's clients: status, watch, shake, \
+        noise, spool, and feed (a stand-in microphone). Each command's --help says more; \
+        docs/ in the source has the reference.
+        """,
         version: Hark.version,
         subcommands: [Analyze.self, Plot.self, Generate.self, Calibrate.self, Embed.self, Detect.self, Simulate.self, Bench.self,
                       Feed.self, Status.self, Watch.self, Shake.self, Noise.self, SpoolCommand.self, CatalogueCommand.self])

@@ -67,7 +67,7 @@ struct HarkdCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("on-demand (default) or continuous.", valueName: "mode"), completion: .list(["on-demand", "continuous"]))
     var mode: String?
 
-    @Option(help: ArgumentHelp("Socket path (default $RUNTIME_DIRECTORY/hark.sock or /run/hark/hark.sock).", valueName: "path"), completion: .file())
+    @Option(help: ArgumentHelp("Socket path (default $HARK_SOCKET, else $RUNTIME_DIRECTORY/hark.sock, else /run/hark/hark.sock).", valueName: "path"), completion: .file())
     var socket: String?
 
     @Option(help: ArgumentHelp("Seconds between continuous noise reports.", valueName: "s"))
@@ -94,6 +94,12 @@ struct HarkdCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("ALSA configuration file to use instead of the system's (its text is loaded in process).", valueName: "path"), completion: .file())
     var alsaConfig: String?
 
+    @Option(help: ArgumentHelp("""
+        Capture from this FIFO instead of a sound card: raw 16-bit mono at 48 kHz, as hark feed \
+        writes it, through ALSA's file plugin (the real capture path, no hardware).
+        """, valueName: "path"), completion: .file())
+    var captureFifo: String?
+
     @Option(help: ArgumentHelp("SQLite file every report, detection and shake result is committed to before it is sent.", valueName: "path"), completion: .file())
     var spool: String?
 
@@ -105,6 +111,16 @@ struct HarkdCommand: AsyncParsableCommand {
 
     @Flag(help: "Log debug messages.")
     var verbose = false
+
+    /// An ALSA configuration whose `default` capture device reads raw S16 mono 48 kHz from `fifo`.
+    static func fifoConfiguration(_ fifo: String) -> String {
+        let path = fifo.hasPrefix("/") ? fifo : FileManager.default.currentDirectoryPath + "/" + fifo
+        return """
+            pcm.hark_fifo { type file slave { pcm { type null } } file "/dev/null" infile "\(path)" format "raw" }
+            pcm.default { type plug slave { pcm "hark_fifo"; format S16_LE; rate 48000; channels 1 } }
+
+            """
+    }
 
     /// `arecord -L` and `arecord -l` in one, for the `device` setting.
     static func deviceList() -> String {
@@ -158,6 +174,12 @@ struct HarkdCommand: AsyncParsableCommand {
                 }
                 settings.capture.configuration = text
                 logger.notice("ALSA devices come from \(alsaConfig), not from the system's ALSA configuration")
+            }
+            if let captureFifo {
+                guard alsaConfig == nil else { throw ValidationError("give --capture-fifo or --alsa-config, not both") }
+                settings.capture.configuration = Self.fifoConfiguration(captureFifo)
+                settings.capture.device = "default"
+                logger.notice("capturing from the FIFO \(captureFifo) through ALSA's file plugin, not from a sound card")
             }
         } catch let error as DaemonConfiguration.ParseError {
             logger.critical("\(error)")

@@ -44,6 +44,9 @@ import Testing
         #expect(later.status == 0, "\(later.stderr)")
         let stale = marks(later)
         #expect(!stale.isEmpty && stale.allSatisfy { $0["airing"] as? String == "stale" && $0["minute"] is String }, "\(later.stdout)")
+        // The text line says so too, with the airing's minute.
+        let text = try Hark.run(["detect", aired, "--catalogue", catalogue, "--at", "2026-11-28T20:44:50Z"])
+        #expect(text.stdout.contains("; stale: a recording of an earlier airing (aired 2026-11-28T20:1"), "\(text.stdout)")
         // Beyond the stale horizon the mark is an unknown one: only the sound names the creative.
         let much = try Hark.run(["detect", "--json", aired, "--catalogue", catalogue, "--at", "2026-11-28T20:44:50Z", "--stale-minutes", "20"])
         #expect(marks(much).isEmpty, "\(much.stdout)")
@@ -52,8 +55,12 @@ import Testing
 
     @Test func refusesWhatCannotBeCoded() throws {
         let (catalogue, aired) = try aired()
-        let noTime = try Hark.run(["detect", aired, "--catalogue", catalogue])
-        #expect(noTime.status == 1 && noTime.stderr.contains("carry airing codes; give --at"), "\(noTime.stderr)")
+        // Without --at the airing codes cannot be told: their marks are not listened for, and
+        // it says so; the creative's sound still is (and answers nothing about freshness).
+        let noTime = try Hark.run(["detect", "--json", aired, "--catalogue", catalogue])
+        #expect(noTime.status == 0 && noTime.stderr.contains("1 campaign(s) carry airing codes, whose marks are not listened for without --at"),
+                "\(noTime.stderr)")
+        #expect(marks(noTime).isEmpty && noTime.jsonObjects.contains { $0?["evidence"] as? String == "sound" }, "\(noTime.stdout)")
         let local = try Hark.run(["detect", aired, "--catalogue", catalogue, "--at", "2026-11-28T20:14:50"])
         #expect(local.status != 0 && local.stderr.contains("--at must be UTC"), "\(local.stderr)")
         let short = try Hark.run(["embed", aired, dir.file("x.wav"), "--payload", "1", "--airing-key", "0011", "--channel", "1",

@@ -120,6 +120,9 @@ import Testing
         try expectOneError(["analyze", "--interval", "soon", path], naming: nil, containing: "'soon' is invalid for '--interval")
         try expectOneError(["analyze", "--calibration", "x", path], naming: nil, containing: "--calibration")
         try expectOneError(["generate", "sine", dir.file("a.wav"), "--rate", "fast"], naming: nil, containing: "--rate")
+        // A negative number is a value out of range, not a missing one.
+        try expectOneError(["analyze", "--interval", "-1", path], naming: nil, containing: "--interval must be between 0.01 and 86400 seconds")
+        try expectOneError(["generate", "sine", dir.file("a.wav"), "--duration", "-2"], naming: nil, containing: "--duration")
     }
 
     @Test func channelOutOfRange() throws {

@@ -40,7 +40,22 @@ import Testing
         #expect(coffee["on_air"] as? Bool == true && objects.first?["on_air"] as? Bool == true)
         // A reading, never the audio: 10 s of 48 kHz audio is 960 kB as 16-bit samples.
         #expect((coffee["bytes"] as? Int ?? .max) < 25_000 && (coffee["landmarks"] as? Int ?? 0) > 500, "\(coffee)")
-        #expect(try Hark.run(["catalogue", "list", catalogue]).stdout.contains("c0ffee42  2026-01-01 to 2099-12-31"))
+        // Its learned reading: an embedding every quarter second of the creative, a byte a value.
+        #expect((coffee["embeddings"] as? Int ?? 0) >= 30 && (coffee["embedding_bytes"] as? Int ?? .max) < 5_000, "\(coffee)")
+        // The table has a heading, and every column starts where its heading does.
+        let lines = try Hark.run(["catalogue", "list", catalogue]).stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3 && lines[0].hasPrefix("payload   on air  from"), "\(lines)")
+        #expect(lines[2].hasPrefix("c0ffee42  yes     2026-01-01  2099-12-31"), "\(lines)")
+        func startsAt(_ line: String, _ column: Int) -> Bool {
+            let c = Array(line)
+            return c.count > column && c[column - 1] == " " && c[column] != " "
+        }
+        for heading in ["on air", "from", "until"] {
+            let column = Array(lines[0]).count - Array(lines[0][lines[0].range(of: heading)!.lowerBound...]).count
+            #expect(lines.dropFirst().allSatisfy { startsAt($0, column) }, "\(heading): \(lines)")
+        }
+        let name = Array(lines[0]).count - Array(lines[0][lines[0].range(of: "name")!.lowerBound...]).count
+        #expect(startsAt(lines[2], name) && lines[2].hasSuffix("Coffee"), "\(lines)")
         // What the creatives share is found as the file is written, for whoever listens with it.
         #expect(try CampaignCatalogue.readForListening(catalogue).sharing?.count == 2)
         let removed = try Hark.run(["catalogue", "remove", catalogue, "1234"])

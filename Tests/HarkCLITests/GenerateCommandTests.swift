@@ -39,6 +39,11 @@ import Testing
         #expect(gen.stdout.contains(encoding))
     }
 
+    @Test func aBurstSaysItsLevelIsTheTonesWhileOn() throws {
+        let run = try Hark.run(["generate", "burst", dir.file("b.wav"), "--level", "-20"])
+        #expect(run.status == 0 && run.stdout.contains("(the tone is at -20.00 dB while on; the level is over the whole file)"), "\(run.stdout)")
+    }
+
     @Test func rawIsHeaderlessSixteenBit() throws {
         let file = dir.file("x.raw")
         _ = try Hark.run(["generate", "silence", file, "--duration", "1", "--rate", "16000"])
@@ -61,6 +66,9 @@ import Testing
         let cue = dir.file("cue.wav")
         let run = try Hark.run(["generate", "cue", cue, "--payload", "57ad1001", "--level", "-12", "--seed", "3"])
         #expect(run.status == 0 && run.stdout.contains("cue, 4.000 s"), "\(run.stderr)")
+        // It says which band it is marked in and how to find it, and the help agrees.
+        #expect(run.stdout.contains("marked in the stadium profile: hark detect --profile stadium finds it"), "\(run.stdout)")
+        #expect(try Hark.run(["generate", "--help"]).stdout.contains("stadium for generate cue"))
         let detect = try Hark.run(["detect", cue, "--profile", "stadium", "--catalogue", "57ad1001,1234", "--json"])
         let first = try #require(detect.jsonObjects.first ?? nil, "\(detect.stdout)")
         #expect(first["payload"] as? String == "57ad1001" && (first["t"] as? Double ?? 9) <= 2.6, "\(first)")

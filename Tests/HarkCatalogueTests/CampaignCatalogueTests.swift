@@ -66,9 +66,39 @@ import Testing
     @Test func refusesANewerVersion() throws {
         let path = temporary.file("new.hark")
         try CampaignCatalogue.openForWriting(path).add(Campaign(payload: WatermarkPayload(7), sound: try print(3)))
-        try setUserVersion(path, 4)
-        #expect(throws: CatalogueError.newerVersion(path, found: 4)) { try CampaignCatalogue.read(path) }
-        #expect(throws: CatalogueError.newerVersion(path, found: 4)) { try CampaignCatalogue.openForWriting(path) }
+        let newer = CampaignCatalogue.formatVersion + 1
+        try setUserVersion(path, Int(newer))
+        #expect(throws: CatalogueError.newerVersion(path, found: newer)) { try CampaignCatalogue.read(path) }
+        #expect(throws: CatalogueError.newerVersion(path, found: newer)) { try CampaignCatalogue.openForWriting(path) }
+    }
+
+    /// Version 4's learned readings: kept with their network's digest and read back to the
+    /// byte, for listening too; a version-3 file (no embedding table) reads with none and gains
+    /// the table when next written; a damaged row refuses the file by name.
+    @Test func keepsEachCreativesLearnedReading() throws {
+        let path = temporary.file("learned.hark")
+        let e = CreativeEmbeddings(model: "0123456789abcdef", dimensions: 4, values: [1, -2, 3, -127, 127, 0, 5, -5])
+        let file = try CampaignCatalogue.openForWriting(path)
+        try file.add(Campaign(payload: WatermarkPayload(7), sound: try print(3), embeddings: e))
+        try file.add(Campaign(payload: WatermarkPayload(8), sound: try print(4)))
+        let read = try CampaignCatalogue.read(path)
+        #expect(read.map(\.embeddings) == [e, nil])
+        #expect(try CampaignCatalogue.readForListening(path).embeddings == [e, nil])
+        #expect(try CampaignCatalogue.openForWriting(path).remove(WatermarkPayload(7)))
+        #expect(try CampaignCatalogue.read(path).map(\.embeddings) == [nil])
+
+        let old = temporary.file("v3.hark")
+        try CampaignCatalogue.openForWriting(old).add(Campaign(payload: WatermarkPayload(9), sound: try print(5)))
+        try sql(old, "drop table embedding")
+        try setUserVersion(old, 3)
+        #expect(try CampaignCatalogue.read(old).map(\.embeddings) == [nil])
+        try CampaignCatalogue.openForWriting(old).add(Campaign(payload: WatermarkPayload(10), sound: try print(6), embeddings: e))
+        #expect(try CampaignCatalogue.read(old).map(\.embeddings) == [nil, e])
+
+        try sql(old, "update embedding set vectors = zeroblob(5) where payload = 10")
+        #expect(throws: CatalogueError.damaged(old, "campaign 0000000a: 5 bytes of embeddings are not whole embeddings of 4")) {
+            try CampaignCatalogue.read(old)
+        }
     }
 
     @Test func keepsAiringKeysAndTheirChannels() throws {

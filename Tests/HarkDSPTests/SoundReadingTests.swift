@@ -8,14 +8,11 @@ import Testing
     static let rate = 16_000.0
 
     private func render<G: SignalGenerator>(_ g: G, seconds: Double) -> [Float] {
-        var g = g
-        var x = [Float](repeating: 0, count: Int(seconds * Self.rate))
-        x.withUnsafeMutableBufferPointer { g.render(into: $0) }
-        return x
+        TestAudio.render(g, seconds: seconds, rate: Self.rate)
     }
 
     private func song(_ seed: UInt64, seconds: Double = 30, rms: Double = 0.1) -> [Float] {
-        render(MusicGenerator(rms: rms, sampleRate: Self.rate, seed: seed, style: .drawn(seed: seed)), seconds: seconds)
+        TestAudio.song(seed, seconds: seconds, rms: rms, rate: Self.rate)
     }
 
     private func line(_ instrument: SoloLineGenerator.Instrument, _ seed: UInt64, seconds: Double = 30) -> [Float] {

@@ -162,5 +162,7 @@ import Testing
         #expect(DaemonConfiguration.defaultSocketPath(environment: ["RUNTIME_DIRECTORY": "/run/hark"]) == "/run/hark/hark.sock")
         #expect(DaemonConfiguration.defaultSocketPath(environment: ["RUNTIME_DIRECTORY": "/run/a:/run/b"]) == "/run/a/hark.sock")
         #expect(DaemonConfiguration.defaultSocketPath(environment: [:]) == "/run/hark/hark.sock")
+        // Where the clients look first is where harkd listens first.
+        #expect(DaemonConfiguration.defaultSocketPath(environment: ["HARK_SOCKET": "/tmp/h.sock", "RUNTIME_DIRECTORY": "/run/hark"]) == "/tmp/h.sock")
     }
 }

@@ -358,6 +358,8 @@ import Testing
         let levels = out.filter { $0["class"] as? String == "level" }
         #expect(levels.count == 20)                       // ten a second for two seconds
         #expect(levels.allSatisfy { $0["id"] as? String == "n" && $0["peak"] is Double })
+        // The IEC name beside the first one, the same figure.
+        #expect(levels.allSatisfy { $0["LAFmax"] as? Double == $0["peak"] as? Double && $0["LAFmax"] is Double })
         let report = try #require(out.last)
         #expect(report["class"] as? String == "report" && report["device"] as? String == "test-mic")
         // A 0.1-amplitude sine reads −20 dB re full-scale sine, +100 dB calibration.

@@ -15,6 +15,8 @@ public struct SoundMatch: Sendable, Equatable {
     public var votes: Int
     /// Seconds of input where the window that was read begins.
     public var windowStart: Double
+    /// The learned reading's evidence at the alignment (``EmbeddingMatcher``); nil for landmarks.
+    public var score: Double? = nil
 }
 
 /// A creative the sound leans to, named or not, and where it would have begun.

@@ -19,6 +19,9 @@ public struct WatermarkDetection: Sendable, Equatable {
     /// Landmarks of the input that fell on the creative at one alignment (the sound reading's
     /// score; nil when the sound was not heard).
     public var soundVotes: Int?
+    /// The learned reading's evidence when it named the creative (``EmbeddingMatcher``; then
+    /// ``soundVotes`` counts the room's embeddings along its alignment); nil when landmarks did.
+    public var soundEvidence: Double?
     /// Where the creative was, in its own seconds, at ``time`` (nil when the sound was not
     /// heard, or did not tell which of the creative's repeats it was).
     public var creativeOffset: Double?
@@ -79,6 +82,7 @@ extension WatermarkDetection {
                   copies: 0, clockScale: 1, windowStart: match.windowStart)
         evidence = .sound
         soundVotes = match.votes
+        soundEvidence = match.score
         creativeOffset = match.offset
     }
 

@@ -29,20 +29,27 @@ struct CampaignsOnAir {
     /// not kept (100 creatives' readings take about 5 MB encoded and 18 MB decoded, their index
     /// about 9), and a new day changes only which of the index's creatives are listened for.
     private var index: SoundIndex?
+    /// Every campaign's learned reading that this build's network made (nil: none).
+    private var embeddings: EmbeddingIndex?
+    /// Whether the landmarks listen too (`sound-reading` is not `learned`, or no creative has a
+    /// learned reading).
+    private var landmarks = true
 
     /// Reads `path` (nil: no catalogue) for `today`; returns a line for the log.
-    mutating func load(_ path: String?, today: String = Campaign.today()) -> String? {
+    mutating func load(_ path: String?, reading: SoundReadingChoice = .both, today: String = Campaign.today()) -> String? {
         guard let path else {
             let had = self.path
             self = CampaignsOnAir()
             return had.map { "catalogue \($0) no longer configured: listening for marks alone" }
         }
         do {
-            let (read, built, keyed) = try Self.index(path)
+            let (read, built, keyed, learned) = try Self.index(path)
             (self.path, error, day) = (path, nil, "")
             campaigns = read
             airing = keyed
             index = built
+            embeddings = reading == .landmarks ? nil : learned.index
+            landmarks = reading != .learned || learned.index == nil
             // What building the index freed (its scaffolding, the file's pages) goes back to the
             // system before the pipeline that listens with it allocates its own: glibc keeps it
             // in its arenas otherwise, and harkd's peak of memory was the two together. And again
@@ -50,7 +57,9 @@ struct CampaignsOnAir {
             HeapTrim.now()
             HeapTrim.soon()
             choose(today: today)
-            return "catalogue \(path): \(read.count) campaign(s), \(payloadsOnAir.count) on air today"
+            let other = learned.otherModel > 0
+                ? "; \(learned.otherModel) read by another build's sound embedder, heard by their landmarks alone" : ""
+            return "catalogue \(path): \(read.count) campaign(s), \(payloadsOnAir.count) on air today" + other
         } catch {
             self.error = "\(error)"
             if self.path != path || campaigns.isEmpty {
@@ -62,7 +71,8 @@ struct CampaignsOnAir {
 
     /// The campaigns of the catalogue at `path` and the index of their sound (nil: none), the
     /// file closed when this returns.
-    private static func index(_ path: String) throws -> ([CampaignDates], SoundIndex?, [AiringCampaign]) {
+    private static func index(_ path: String) throws
+        -> ([CampaignDates], SoundIndex?, [AiringCampaign], (index: EmbeddingIndex?, otherModel: Int)) {
         let read = try CampaignCatalogue.readForListening(path)
         guard read.campaigns.count <= WatermarkDetector.maxCatalogue else {
             throw CatalogueError.damaged(path, "\(read.campaigns.count) campaigns; harkd listens for at most \(WatermarkDetector.maxCatalogue)")
@@ -74,7 +84,7 @@ struct CampaignsOnAir {
         // Read from the file one creative at a time as the index is built.
         let index = read.campaigns.isEmpty ? nil : SoundIndex(readings: read.readings, sharing: read.sharing)
         if let failure = read.readings.failure { throw failure }
-        return (read.campaigns, index, read.airing)
+        return (read.campaigns, index, read.airing, EmbeddingIndex.forCatalogue(read.embeddings))
     }
 
     /// Picks the campaigns on air on `today`; returns whether that changed what is listened for.
@@ -89,8 +99,10 @@ struct CampaignsOnAir {
         airingOnAir = airing.filter { a in onAir.contains { campaigns[$0].payload == a.campaign } }
         // harkd's sessions need every confirmation (repeat interval 0), as for the mark.
         search = onAir.isEmpty ? nil : index.map {
-            AnalysisPipeline.SoundSearch(index: $0, payloads: campaigns.map(\.payload),
-                                         offAir: Set(campaigns.indices).subtracting(onAir), repeatInterval: 0)
+            var s = AnalysisPipeline.SoundSearch(index: $0, payloads: campaigns.map(\.payload),
+                                                 offAir: Set(campaigns.indices).subtracting(onAir), repeatInterval: 0, embeddings: embeddings)
+            s.landmarks = landmarks
+            return s
         }
         return before.0 != payloadsOnAir || before.1 != airingOnAir
     }

@@ -43,6 +43,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// The campaign catalogue file (`catalogue = PATH`): its campaigns on air today are
     /// listened for by mark and by sound, and they replace ``catalogue``.
     public var catalogueFile: String?
+    /// Which readings of the catalogue's creatives listen (`sound-reading`: both, landmarks,
+    /// learned; docs/sound-embedder.md).
+    public var soundReading = SoundReadingChoice.both
     /// What answers a shake that does not say: any evidence, or the mark.
     public var shakeEvidence = Command.ShakeEvidence.any
     public var calibration = 0.0
@@ -105,9 +108,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     public init() {}
 
-    /// The socket path when none is configured: `$RUNTIME_DIRECTORY/hark.sock`, else
-    /// `/run/hark/hark.sock`.
+    /// The socket path when none is configured: `$HARK_SOCKET`, where the clients look first
+    /// too, else `$RUNTIME_DIRECTORY/hark.sock` (systemd's), else `/run/hark/hark.sock`.
     public static func defaultSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let path = environment["HARK_SOCKET"], !path.isEmpty { return path }
         if let dir = environment["RUNTIME_DIRECTORY"]?.split(separator: ":").first, !dir.isEmpty {
             return "\(dir)/hark.sock"
         }
@@ -232,6 +236,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case "profile":
             guard let p = WatermarkProfile(rawValue: value) else { throw Message(text: "profile must be tv or stadium, not '\(value)'") }
             watermarkProfile = p
+        case "sound-reading":
+            guard let choice = SoundReadingChoice(rawValue: value) else {
+                throw Message(text: "sound-reading must be both, landmarks or learned, not '\(value)'")
+            }
+            soundReading = choice
         case "catalogue":
             // A path (it has a / or a .) names a campaign catalogue; anything else is payloads.
             if value.contains("/") || value.contains(".") {

@@ -163,8 +163,9 @@ public enum Messages {
         return j.line
     }
 
-    /// A noise session's live level: `peak` is the highest LAF since the session began (what a
-    /// meter's peak-hold shows); `LCpeak` is the C-weighted peak of the last tenth of a second.
+    /// A noise session's live level: `LAFmax` is the highest LAF since the session began (what a
+    /// meter's peak-hold shows; `peak` is the same, the name this line had first); `LCpeak` is
+    /// the C-weighted peak of the last tenth of a second.
     public static func sessionLevel(id: String?, t: Double, levels: IntervalLevels, peak: Double?) -> String {
         var j = JSONLine()
         j.add("class", "level")
@@ -172,6 +173,7 @@ public enum Messages {
         j.add("t", t, decimals: 3)
         j.add("LAF", levels.LAF, decimals: 2)
         j.add("LCpeak", levels.LCpeak, decimals: 2)
+        j.add("LAFmax", peak, decimals: 2)
         j.add("peak", peak, decimals: 2)
         return j.line
     }

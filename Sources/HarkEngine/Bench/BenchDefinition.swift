@@ -45,6 +45,10 @@ public struct BenchDefinition: Codable, Sendable {
         /// ("…: sound") and one for either witness ("…: mark or sound", the mark read with the
         /// condition's own catalogue).
         public var sound: Int?
+        /// Also read each window by the creative's learned reading (with ``sound``): a row for it
+        /// alone ("…: learned sound") and one for the one pipeline with the mark and both
+        /// readings ("…: mark or sound, learned beside landmarks").
+        public var learned: Bool?
         /// Also read each window by the creative's sound at its known place (with ``sound``): a
         /// row for what the sound's confirmations would name if the search always found the
         /// creative's alignment (``WatermarkBench/ceiling(_:rate:index:payload:offset:)``).
@@ -78,6 +82,9 @@ public struct BenchDefinition: Codable, Sendable {
         /// Also listen to the unmarked audio for a sound catalogue of this many creatives (the
         /// bench's decoys, none of them in that audio).
         public var sound: Int?
+        /// Listen to it by the learned reading alone for the decoys' embeddings (a catalogue of
+        /// this many): the calibration of ``EmbeddingTuning/threshold``.
+        public var learned: Int?
     }
 
     public var seed: UInt64
@@ -90,6 +97,12 @@ public struct BenchDefinition: Codable, Sendable {
     public var offsetsPerWindow: Int
     public var conditions: [Condition]
     public var falsePositives: FalsePositives
+    /// The recorded music the "track" host kinds are cut from (``RealTracks``), a path from
+    /// where the bench runs.
+    public var tracks: String?
+    /// The kinds the sound catalogue's decoys are made of, in turn (default: other songs,
+    /// voice-overs, solo lines, drums and noise made by the project's generators).
+    public var decoyKinds: [String]?
 
     public static func load(path: String) throws -> BenchDefinition {
         try DefinitionsFile.load(BenchDefinition.self, path: path)
@@ -113,7 +126,7 @@ public struct BenchDefinition: Codable, Sendable {
         /// `either` is the one pipeline with both witnesses (each alone, and the mark confirmed
         /// where the sound places the creative); `markEvidence` its detections that carry the mark;
         /// `soundCeiling` the sound's confirmations read at the creative's known place.
-        enum Witness { case mark, sound, either, markEvidence, anchor, soundCeiling }
+        enum Witness { case mark, sound, either, markEvidence, anchor, soundCeiling, learned, learnedEither }
         var name: String
         var catalogue: Int?
         var target: Target?
@@ -135,6 +148,9 @@ public struct BenchDefinition: Codable, Sendable {
                     [Reading(name: "\(c.name): sound, \(size) creatives", catalogue: size, target: c.target, witness: .sound),
                      Reading(name: "\(c.name): mark or sound", catalogue: c.catalogue, target: c.target, witness: .either),
                      Reading(name: "\(c.name): mark, by search or at the sound's place", catalogue: c.catalogue, witness: .markEvidence)]
+                    + (c.learned == true ? [Reading(name: "\(c.name): learned sound, \(size) creatives", catalogue: size, target: c.target, witness: .learned),
+                                            Reading(name: "\(c.name): mark or sound, learned beside landmarks", catalogue: c.catalogue, target: c.target,
+                                                    witness: .learnedEither)] : [])
                     + (c.soundCeiling == true ? [Reading(name: "\(c.name): sound at its known place (ceiling)", catalogue: size, witness: .soundCeiling)] : [])
                     + (anchor ? [Reading(name: "\(c.name): audfprint, \(size) creatives", catalogue: size, witness: .anchor)] : [])
                 } ?? [])

@@ -17,11 +17,13 @@ public struct BenchHosts {
         case espeakMissing
         case espeakFailed(String)
         case noBed(String)
+        case noTracks(String)
         public var description: String {
             switch self {
             case .espeakMissing: return "espeak-ng is not installed (apt-get install espeak-ng); the bench needs it for speech hosts"
             case .espeakFailed(let m): return "espeak-ng failed: \(m)"
-            case .noBed(let kind): return "hosts of kind '\(kind)' have no music bed to air alone (bedAlone needs kind 'song-advert')"
+            case .noBed(let kind): return "hosts of kind '\(kind)' have no music bed to air alone (bedAlone needs kind 'song-advert' or 'track-advert')"
+            case .noTracks(let kind): return "hosts of kind '\(kind)' are cut from recorded music: the definitions need \"tracks\" (signals/real-audio-tracks.tsv)"
             }
         }
     }
@@ -73,25 +75,33 @@ public struct BenchHosts {
     static let recipes = ["decoy-speech": 2, "song-advert": 2, "decoy-sparse-speech": 2]
 
     let directory: String
+    /// Recorded music for the "track" kinds (nil: those kinds cannot be made).
+    let tracks: RealTracks?
     /// The files this run was handed, for ``digest()``. Shared by the copies of this value.
     private let handedOut = HandedOutFiles()
 
-    public init(directory: String) throws {
+    public init(directory: String, tracks: RealTracks? = nil) throws {
         self.directory = directory
+        self.tracks = tracks
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
 
     /// The host kinds ``file(kind:index:seconds:seed:)`` makes.
     public static let kinds = ["speech", "music", "song", "song-advert", "song-bed", "decoy-speech", "decoy-sparse-speech", "talk", "pink", "sparse-speech", "silence", "flute", "piano", "drums", "advert",
-                               "babble", "crowd", "cue"]
+                               "babble", "crowd", "cue"] + trackKinds
+    /// Cuts of recorded music (``RealTracks``): "track" from the bench's creative tracks,
+    /// "track-decoy" from its decoy tracks, each "-advert" with a voice-over (the hosts' words
+    /// and voices on a creative's bed, the decoys' on a decoy's), "track-bed" a track-advert's
+    /// bed alone, and "track-calibration" the calibration tracks one after another.
+    public static let trackKinds = ["track", "track-advert", "track-bed", "track-decoy", "track-decoy-advert", "track-calibration"]
 
     /// The path of a host file, generating it first if needed. The name holds everything the
     /// file is made from, seed included, so that a work folder shared by benches or seeds never
     /// hands one of them another's host.
     /// The music bed alone of the host `file(kind:index:seconds:seed:)` gives, sample for sample.
     public func bed(of kind: String, index: Int, seconds: Double, seed: UInt64) throws -> String {
-        guard kind == "song-advert" else { throw Failure.noBed(kind) }
-        return try file(kind: "song-bed", index: index, seconds: seconds, seed: seed)
+        guard kind == "song-advert" || kind == "track-advert" else { throw Failure.noBed(kind) }
+        return try file(kind: kind == "song-advert" ? "song-bed" : "track-bed", index: index, seconds: seconds, seed: seed)
     }
 
     public func file(kind: String, index: Int, seconds: Double, seed: UInt64) throws -> String {
@@ -119,6 +129,35 @@ public struct BenchHosts {
                 g.render(into: $0)
             }
             for i in 0..<n { x[i] += bed[i] }
+        case "track", "track-advert", "track-bed", "track-decoy", "track-decoy-advert":
+            guard let tracks else { throw Failure.noTracks(kind) }
+            let decoy = kind.hasPrefix("track-decoy"), voiced = kind.hasSuffix("-advert")
+            let list = decoy ? tracks.decoys : tracks.creatives
+            guard !list.isEmpty else { throw RealTracks.Failure.none("bench") }
+            let music = try track(list[index % list.count])
+            var rng = SplitMix64(seed: seed &+ 41)
+            // A cut from past the intro, at a place the seed draws.
+            let room = max(0, music.count - n - Int(10 * Self.rate))
+            let start = min(Int(5 * Self.rate), music.count - n > 0 ? music.count - n : 0) + Int(rng.nextUniform() * Double(room))
+            var bed = Array((music + [Float](repeating: 0, count: max(0, start + n - music.count)))[start..<(start + n)])
+            let bedScale = Float((voiced || kind == "track-bed" ? 0.0316 : 0.1) / max(rms(bed), 1e-9))
+            for i in bed.indices { bed[i] *= bedScale }
+            x = voiced ? try speech(samples: n, seed: seed, texts: decoy ? Self.decoyTexts : Self.texts,
+                                    voices: decoy ? Self.decoyVoices : Self.voices) : [Float](repeating: 0, count: n)
+            for i in 0..<n { x[i] += bed[i] }
+        case "track-calibration":
+            guard let tracks else { throw Failure.noTracks(kind) }
+            let list = tracks.role("calibration")
+            guard !list.isEmpty else { throw RealTracks.Failure.none("calibration") }
+            x = []
+            var k = index
+            while x.count < n {
+                var music = try track(list[k % list.count])
+                let scale = Float(0.1 / max(rms(music), 1e-9))
+                for i in music.indices { music[i] *= scale }
+                x += music.prefix(n - x.count)
+                k += 1
+            }
         case "pink":
             x = [Float](repeating: 0, count: n)
             x.withUnsafeMutableBufferPointer { var g = PinkNoiseGenerator(rms: 0.1, sampleRate: Self.rate, seed: seed); g.render(into: $0) }
@@ -239,6 +278,28 @@ public struct BenchHosts {
         return Array(y[half..<(half + x.count)])
     }
 
+    /// Seconds of all the calibration tracks together ("track-calibration" reads them whole).
+    public func calibrationSeconds() throws -> Double {
+        guard let tracks else { throw Failure.noTracks("track-calibration") }
+        return tracks.role("calibration").reduce(0) { $0 + $1.seconds }.rounded(.down)
+    }
+
+    /// A whole track at the hosts' rate, decoded once into the work folder.
+    private func track(_ t: RealTracks.Track) throws -> [Float] {
+        let path = "\(directory)/track-\(t.id).wav"
+        if !FileManager.default.fileExists(atPath: path) {
+            let x = try RealTracks.decode(t, rate: Self.rate, scratch: directory)
+            try write(x, to: path)
+        }
+        handedOut.paths.insert(path)
+        // Each decoy and host cut reads its whole track: kept once read (a bench cuts a hundred
+        // decoys from a score of tracks).
+        if let kept = handedOut.tracks[path] { return kept }
+        let x = try WatermarkBench.readMono(path).0
+        handedOut.tracks[path] = x
+        return x
+    }
+
     private func rms(_ x: [Float]) -> Double {
         (x.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(x.count, 1))).squareRoot()
     }
@@ -305,4 +366,6 @@ public struct BenchHosts {
 /// value passed to each part of a bench) add to one set; a bench runs on one thread.
 final class HandedOutFiles {
     var paths = Set<String>()
+    /// Whole tracks read so far (``BenchHosts/file(kind:index:seconds:seed:)``'s track kinds).
+    var tracks: [String: [Float]] = [:]
 }

@@ -53,10 +53,22 @@ public struct UnmarkedCheck: Sendable {
     public var highestConfirmation = -Double.infinity
 }
 
+/// The unmarked audio read by the learned reading alone, listening for a catalogue of `size`
+/// creatives (the bench's decoys): creatives named, the most evidence at one alignment, and
+/// each minute's most, for the threshold's tail fit (docs/calibration.md).
+public struct LearnedUnmarkedCheck: Sendable {
+    public var size: Int
+    public var hours = 0.0
+    public var falseDetections = 0
+    public var highest = 0.0
+    public var minuteMaxima: [(kind: String, evidence: Double)] = []
+}
+
 public struct BenchReport: Sendable {
     public var rows: [BenchRow] = []
     /// One per profile the conditions use.
     public var unmarked: [UnmarkedCheck] = []
+    public var learnedUnmarked: LearnedUnmarkedCheck?
     public var wrongKeyWindows = 0
     public var wrongKeyDetections = 0
     public var ratioRange = (Double.infinity, -Double.infinity)
@@ -98,7 +110,10 @@ public enum WatermarkBench {
     public static func run(_ d: BenchDefinition, workDirectory: String, log: (String) -> Void) throws -> BenchReport {
         try checkTools(d)
         let started = Date()
-        let hosts = try BenchHosts(directory: workDirectory + "/hosts")
+        let hosts = try BenchHosts(directory: workDirectory + "/hosts", tracks: try d.tracks.map { try RealTracks(path: $0) })
+        // One network for the whole bench: what harkd and hark run.
+        let learning = d.conditions.contains { $0.learned == true } || d.falsePositives.learned != nil
+        let embedder = learning ? try SoundEmbedder() : nil
         var rng = SplitMix64(seed: d.seed)
         var report = BenchReport()
         let profiles = WatermarkProfile.allCases.filter { p in d.conditions.contains { $0.watermarkProfile == p } }
@@ -110,7 +125,7 @@ public enum WatermarkBench {
         // Talkers who are none of the hosts' or decoys' voices or words, for the sound readings.
         let talk = noises.contains("talk") ? try hosts.file(kind: "talk", index: 0, seconds: 60, seed: d.seed &+ 300) : ""
         // The creatives a sound catalogue holds beside the trial's own: other hosts' readings.
-        let soundSize = (d.conditions.compactMap(\.sound) + [d.falsePositives.sound ?? 0]).max() ?? 0
+        let soundSize = (d.conditions.compactMap(\.sound) + [d.falsePositives.sound ?? 0, d.falsePositives.learned ?? 0]).max() ?? 0
         let anchor = soundSize > 0 ? try AudfprintAnchor() : nil
         // A table row per reading: a condition with its own catalogue, or another it is also read with.
         let readings = d.readings(anchor: anchor != nil)
@@ -120,7 +135,9 @@ public enum WatermarkBench {
                                                count: rowCount)
         var perHost = [[[(Int, Int)]]](repeating: [[(Int, Int)]](repeating: [(Int, Int)](repeating: (0, 0), count: d.hosts.count),
                                                                    count: d.windows.count), count: rowCount)
-        let (decoyFiles, decoys) = try decoyPrints(count: max(0, soundSize - 1), hosts: hosts, seconds: d.hostSeconds, seed: d.seed, log: log)
+        let (decoyFiles, decoys) = try decoyPrints(count: max(0, soundSize - 1), hosts: hosts, seconds: d.hostSeconds, seed: d.seed,
+                                                   kinds: d.decoyKinds, log: log)
+        let decoyEmbeddings = try embedder.map { e in try decoyFiles.map { try Self.embeddings(of: $0, embedder: e) } } ?? []
         // audfprint's database of the decoys, to which each trial adds its creative as aired.
         let anchorDirectory = workDirectory + "/audfprint"
         let anchorDecoys = anchorDirectory + "/decoys.pklz"
@@ -152,12 +169,18 @@ public enum WatermarkBench {
                     }
                     // The creative as it leaves the embedder, as a catalogue would hold it.
                     var aired: [WatermarkProfile: [Int: SoundIndex]] = [:]
+                    var airedEmbeddings: [WatermarkProfile: [Int: EmbeddingIndex]] = [:]
                     if soundSize > 0 {
                         for (profile, path) in marked {
                             let (x, rate) = try readMono(path)
                             let own = try x.withUnsafeBufferPointer { try SoundPrint.read($0, sampleRate: rate) }
+                            let ownEmbeddings = try embedder.map { try Self.embeddings(of: path, embedder: $0) }
                             for size in Set(d.conditions.compactMap(\.sound)) {
                                 aired[profile, default: [:]][size] = SoundIndex(prints: [own] + decoys.prefix(max(0, size - 1)))
+                                if let ownEmbeddings, let embedder {
+                                    airedEmbeddings[profile, default: [:]][size] = try EmbeddingIndex(
+                                        embeddings: [ownEmbeddings] + decoyEmbeddings.prefix(max(0, size - 1)), model: embedder.model.digest)
+                                }
                             }
                         }
                     }
@@ -217,6 +240,21 @@ public enum WatermarkBench {
                                     fusedFound = found
                                     return found
                                 }
+                                var learnedFound: [WatermarkDetection]?
+                                func learnedSound() throws -> [WatermarkDetection] {
+                                    if let learnedFound { return learnedFound }
+                                    let found = Self.hearLearned(windowSamples, rate: rate, index: airedEmbeddings[profile]![condition.sound!]!,
+                                                                 embedder: embedder!, payload: payload)
+                                    learnedFound = found
+                                    return found
+                                }
+                                func learnedFused() throws -> [WatermarkDetection] {
+                                    let catalogue = condition.catalogue.map { Self.catalogue(size: $0, containing: payload) }
+                                    return try Self.listen(windowSamples, rate: rate, key: key, profile: profile, catalogue: catalogue,
+                                                           index: aired[profile]![condition.sound!]!,
+                                                           payloads: Self.soundPayloads(condition.sound!, trial: payload),
+                                                           embeddings: airedEmbeddings[profile]![condition.sound!]!)
+                                }
                                 for (k, reading) in readings[ci].enumerated() {
                                     let row = firstRow + k
                                     let found: [WatermarkDetection]
@@ -224,6 +262,8 @@ public enum WatermarkBench {
                                     case .mark: found = try mark(reading.catalogue)
                                     case .sound: found = try sound()
                                     case .either: found = try fused()
+                                    case .learned: found = try learnedSound()
+                                    case .learnedEither: found = try learnedFused()
                                     case .markEvidence: found = try fused().filter(\.markHeard)
                                     case .soundCeiling:
                                         found = try Self.ceiling(windowSamples, rate: rate, index: aired[profile]![condition.sound!]!,
@@ -295,10 +335,34 @@ public enum WatermarkBench {
         // False detections: long stretches of unmarked audio, read continuously, by the
         // detectors of every profile the conditions use.
         report.unmarked = profiles.map { UnmarkedCheck(profile: $0, catalogueSize: d.falsePositives.catalogue, soundSize: d.falsePositives.sound) }
+        let unmarkedEmbeddings = try d.falsePositives.learned.map { size in
+            try EmbeddingIndex(embeddings: Array(decoyEmbeddings.prefix(size)), model: embedder!.model.digest)
+        }
         let unmarkedIndex = d.falsePositives.sound.map { SoundIndex(prints: Array(decoys.prefix($0))) }
+        report.learnedUnmarked = d.falsePositives.learned.map { LearnedUnmarkedCheck(size: $0) }
         for (k, kind) in d.falsePositives.kinds.enumerated() {
-            let path = try hosts.file(kind: kind, index: 99, seconds: d.falsePositives.minutesPerKind * 60, seed: d.seed &+ 500 &+ UInt64(k))
+            // The calibration tracks are read whole, once: hours of recorded music no other use reads.
+            let seconds = kind == "track-calibration" ? try hosts.calibrationSeconds() : d.falsePositives.minutesPerKind * 60
+            let path = try hosts.file(kind: kind, index: 99, seconds: seconds, seed: d.seed &+ 500 &+ UInt64(k))
             let (y, rate) = try readMono(path)
+            if let index = unmarkedEmbeddings, let embedder, var check = report.learnedUnmarked {
+                let matcher = EmbeddingMatcher(index: index, sampleRate: rate, embedder: embedder)
+                var minuteMost = 0.0, minuteEnd = 60.0, named = 0
+                inBlocks(y[...]) { block in
+                    named += matcher.process(block).count
+                    minuteMost = max(minuteMost, matcher.recentEvidence)
+                    if matcher.time >= minuteEnd {
+                        check.minuteMaxima.append((kind, minuteMost))
+                        (minuteMost, minuteEnd) = (0, minuteEnd + 60)
+                    }
+                }
+                check.falseDetections += named
+                check.highest = max(check.highest, matcher.highestEvidence)
+                check.hours += Double(y.count) / rate / 3600
+                report.learnedUnmarked = check
+                log(String(cFormat: "unmarked %@, %.0f min, learned reading: %d named, highest evidence %.2f",
+                           kind, Double(y.count) / rate / 60, named, matcher.highestEvidence))
+            }
             for i in report.unmarked.indices {
                 let format = WatermarkFormat(key: WatermarkKey(text: "bench-unmarked"), profile: report.unmarked[i].profile)
                 let detector = try WatermarkDetector(format: format, sampleRate: rate)
@@ -333,6 +397,13 @@ public enum WatermarkBench {
                 log("unmarked \(kind), \(Int(d.falsePositives.minutesPerKind)) min, \(report.unmarked[i].profile.rawValue): \(found.count) detections")
             }
         }
+        if let u = report.learnedUnmarked, !u.minuteMaxima.isEmpty {
+            // Each minute's most evidence, for the calibration's tail fit (docs/calibration.md).
+            let path = workDirectory + "/learned-unmarked-minutes.tsv"
+            let text = "kind\tevidence\n" + u.minuteMaxima.map { "\($0.kind)\t" + String(cFormat: "%.3f", $0.evidence) }.joined(separator: "\n") + "\n"
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            log("each minute's most learned evidence: \(path)")
+        }
         (report.hostFiles, report.hostDigest) = try hosts.digest()
         report.tools = toolVersions()
         report.seconds = Date().timeIntervalSince(started)
@@ -342,9 +413,10 @@ public enum WatermarkBench {
     /// Sound readings of `count` creatives that are not the bench's hosts: hosts of every kind
     /// made with seeds of their own.
     /// Their files too.
-    static func decoyPrints(count: Int, hosts: BenchHosts, seconds: Double, seed: UInt64, log: (String) -> Void) throws -> ([String], [SoundPrint]) {
+    static func decoyPrints(count: Int, hosts: BenchHosts, seconds: Double, seed: UInt64, kinds: [String]? = nil,
+                            log: (String) -> Void) throws -> ([String], [SoundPrint]) {
         guard count > 0 else { return ([], []) }
-        let kinds = ["song", "decoy-speech", "song-advert", "decoy-sparse-speech", "pink", "flute", "piano", "drums"]
+        let kinds = kinds ?? ["song", "decoy-speech", "song-advert", "decoy-sparse-speech", "pink", "flute", "piano", "drums"]
         log("sound readings of \(count) decoy creatives")
         let paths = try (0..<count).map { i in
             try hosts.file(kind: kinds[i % kinds.count], index: 500 + i, seconds: seconds, seed: seed &+ 9_000 &+ UInt64(i))
@@ -365,8 +437,10 @@ public enum WatermarkBench {
     /// A window read by the one pipeline with both witnesses: the mark's search (with
     /// `catalogue`), the creatives' sound, and the mark confirmed where the sound places them.
     static func listen(_ y: ArraySlice<Float>, rate: Double, key: WatermarkKey, profile: WatermarkProfile,
-                       catalogue: [WatermarkPayload]?, index: SoundIndex, payloads: [WatermarkPayload]) throws -> [WatermarkDetection] {
-        let pipeline = try witnesses(rate: rate, key: key, profile: profile, catalogue: catalogue, index: index, payloads: payloads)
+                       catalogue: [WatermarkPayload]?, index: SoundIndex, payloads: [WatermarkPayload],
+                       embeddings: EmbeddingIndex? = nil) throws -> [WatermarkDetection] {
+        let pipeline = try witnesses(rate: rate, key: key, profile: profile, catalogue: catalogue, index: index, payloads: payloads,
+                                     embeddings: embeddings)
         var found: [WatermarkDetection] = []
         try inBlocks(y) { block in
             try pipeline.process(block) { if case .detection(let d) = $0 { found.append(d) } }
@@ -375,12 +449,12 @@ public enum WatermarkBench {
     }
 
     static func witnesses(rate: Double, key: WatermarkKey, profile: WatermarkProfile, catalogue: [WatermarkPayload]?,
-                          index: SoundIndex, payloads: [WatermarkPayload]) throws -> AnalysisPipeline {
+                          index: SoundIndex, payloads: [WatermarkPayload], embeddings: EmbeddingIndex? = nil) throws -> AnalysisPipeline {
         var settings = AnalysisPipeline.Settings(sampleRate: rate)
         settings.meter = false
         settings.bands = false
         settings.watermark = .init(key: key, profile: profile, catalogue: catalogue)
-        settings.sound = .init(index: index, payloads: payloads)
+        settings.sound = .init(index: index, payloads: payloads, embeddings: embeddings)
         return try AnalysisPipeline(settings)
     }
 
@@ -394,6 +468,24 @@ public enum WatermarkBench {
             for m in matcher.process(block) { found.append(WatermarkDetection(sound: m, payload: payloads[m.reference])) }
         }
         return found
+    }
+
+    /// The creatives a window's learned reading names (``hear(_:rate:index:payload:)``'s payloads).
+    static func hearLearned(_ y: ArraySlice<Float>, rate: Double, index: EmbeddingIndex, embedder: SoundEmbedder,
+                            payload: WatermarkPayload) -> [WatermarkDetection] {
+        let matcher = EmbeddingMatcher(index: index, sampleRate: rate, embedder: embedder)
+        let payloads = soundPayloads(index.creatives, trial: payload)
+        var found: [WatermarkDetection] = []
+        inBlocks(y) { block in
+            for m in matcher.process(block) { found.append(WatermarkDetection(sound: m, payload: payloads[m.reference])) }
+        }
+        return found
+    }
+
+    /// A recording's learned reading, as `hark catalogue add` makes it.
+    static func embeddings(of path: String, embedder: SoundEmbedder) throws -> CreativeEmbeddings {
+        let (x, rate) = try readMono(path)
+        return x.withUnsafeBufferPointer { CreativeEmbeddings(reading: $0, sampleRate: rate, embedder: embedder) }
     }
 
     /// What the sound's confirmations would name if the search always found the creative's
@@ -561,6 +653,10 @@ public enum WatermarkBench {
                 s += String(cFormat: "Of the candidates with %d votes, %.1f times any other alignment's, and peak evidence %.0f, the envelopes followed a creative at most %.2f (threshold %.2f).\n",
                             SoundMatcher.followVotes, SoundMatcher.followUniqueness, SoundMatcher.followPeakEvidence, u.soundHighestFollowing, SoundMatcher.followThreshold)
             }
+        }
+        if let u = r.learnedUnmarked, u.hours > 0 {
+            s += String(cFormat: "Unmarked audio, %.2f h, listened for %d creatives by the learned reading alone: %d named; the most evidence at one alignment %.2f (threshold %.2f).\n",
+                        u.hours, u.size, u.falseDetections, u.highest, EmbeddingTuning.standard.threshold)
         }
         // A definitions file with no hosts or no conditions marks nothing (tools use one to make
         // the bench's noise files): no line rather than an empty range read as ±infinity.

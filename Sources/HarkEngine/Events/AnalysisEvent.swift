@@ -25,18 +25,31 @@ public struct DetectionEvent: Sendable, Equatable {
         d.creativeOffset.map { String(cFormat: "%.2f s into the creative, ", $0) } ?? ""
     }
 
+    /// What the sound's reading read: landmarks, or the learned reading's evidence.
+    public static func reading(_ d: WatermarkDetection) -> String {
+        if let e = d.soundEvidence { return String(cFormat: "learned, evidence %.1f over %d embeddings", e, d.soundVotes ?? 0) }
+        return "\(d.soundVotes ?? 0) landmarks"
+    }
+
+    /// A stale airing in words: when it aired against the recording's time.
+    private static func staleness(_ d: WatermarkDetection) -> String {
+        guard d.stale else { return "" }
+        return "; stale: a recording of an earlier airing" + (d.airing.map { " (aired " + UTCTime.minute($0.minute) + ")" } ?? "")
+    }
+
     /// One line for people.
     public static func summary(_ source: String, _ d: WatermarkDetection) -> String {
         switch d.evidence {
         case .mark:
             return String(cFormat: "%@: payload %@ at %.2f s (copy from %.2f s), score %.1f", source, d.payload.hex, d.time, d.start, d.score)
+                + staleness(d)
         case .sound:
-            return String(cFormat: "%@: payload %@ at %.2f s by its sound (%@%d landmarks); no mark heard",
-                          source, d.payload.hex, d.time, place(d), d.soundVotes ?? 0)
+            return String(cFormat: "%@: payload %@ at %.2f s by its sound (%@%@); no mark heard",
+                          source, d.payload.hex, d.time, place(d), reading(d)) + staleness(d)
         case .markAndSound:
-            return String(cFormat: "%@: payload %@ at %.2f s by mark and sound (score %.1f%@; %@%d landmarks)",
+            return String(cFormat: "%@: payload %@ at %.2f s by mark and sound (score %.1f%@; %@%@)",
                           source, d.payload.hex, d.time, d.score, d.confirmedAtSound ? " where the sound placed it" : "",
-                          place(d), d.soundVotes ?? 0)
+                          place(d), reading(d)) + staleness(d)
         }
     }
 }

@@ -121,7 +121,9 @@ extension AnalysisEvent {
 extension JSONLine {
     /// A detection's evidence and scores, after its times: the fields `hark detect` and
     /// harkd share. The mark's `confidence` and `score` are null when only the sound was heard;
-    /// `sound_votes` and `offset` (seconds into the creative) appear when the sound was;
+    /// `sound_reading` (`landmarks` or `learned`), `sound_votes` (landmarks, or the room's
+    /// embeddings along the alignment), `sound_evidence` (the learned reading's) and `offset`
+    /// (seconds into the creative) appear when the sound was;
     /// `mark` says how the mark was read: `search` (found by itself) or `at-sound` (its
     /// campaign's codeword confirmed where the sound placed the creative). A campaign whose
     /// marks carry airing codes adds `airing` (`fresh` or `stale`), `channel`, `minute` (UTC)
@@ -145,6 +147,8 @@ extension JSONLine {
         }
         if let votes = d.soundVotes { add("sound_votes", votes) }
         if let offset = d.creativeOffset { add("offset", offset, decimals: 3) }
+        if d.soundVotes != nil { add("sound_reading", d.soundEvidence == nil ? "landmarks" : "learned") }
+        if let evidence = d.soundEvidence { add("sound_evidence", evidence, decimals: 2) }
     }
 
     /// The figures of a report, after `class` and whatever names the source: the fields

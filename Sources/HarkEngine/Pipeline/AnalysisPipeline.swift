@@ -93,7 +93,7 @@ public final class AnalysisPipeline {
     public struct SoundSearch: Sendable, Equatable {
         public static func == (a: SoundSearch, b: SoundSearch) -> Bool {
             a.index === b.index && a.payloads == b.payloads && a.offAir == b.offAir && a.repeatInterval == b.repeatInterval
-                && a.restartAfter == b.restartAfter
+                && a.restartAfter == b.restartAfter && a.embeddings === b.embeddings && a.landmarks == b.landmarks
         }
 
         /// The creatives' landmarks; `payloads[i]` is the campaign of the index's creative `i`.
@@ -106,11 +106,18 @@ public final class AnalysisPipeline {
         /// Seconds of audio a matcher reads before a new one takes over
         /// (``SoundMatcher/longestRun``; the handover forgets at most one window's evidence).
         public var restartAfter = SoundMatcher.longestRun
+        /// The creatives' learned readings (``EmbeddingMatcher``), listened for beside their
+        /// landmarks; nil: landmarks alone.
+        public var embeddings: EmbeddingIndex?
+        /// Listen by landmarks too (off: the learned reading alone, which needs ``embeddings``).
+        public var landmarks = true
 
         public init(index: SoundIndex, payloads: [WatermarkPayload], offAir: Set<Int> = [],
-                    repeatInterval: Double = WatermarkDetector.defaultRepeatInterval) {
+                    repeatInterval: Double = WatermarkDetector.defaultRepeatInterval, embeddings: EmbeddingIndex? = nil) {
             precondition(index.creatives == payloads.count, "a payload for each creative")
+            precondition(embeddings.map { $0.creatives == payloads.count } ?? true, "embeddings for each creative")
             self.index = index
+            self.embeddings = embeddings
             self.payloads = payloads
             self.offAir = offAir
             self.repeatInterval = repeatInterval
@@ -146,11 +153,13 @@ public final class AnalysisPipeline {
     private var detectorOrigin = 0.0
     private var listener: SoundMatcher?
     private var listenerOrigin = 0.0
+    private var learner: EmbeddingMatcher?
+    private var learnerOrigin = 0.0
     /// Times the sound's matcher was replaced by a new one after ``SoundSearch/restartAfter``.
     public private(set) var soundRestarts = 0
     /// Per campaign, when each witness last heard it (pipeline seconds), and its last reading.
     private var lastMark: [WatermarkPayload: (time: Double, score: Double, confidence: Double, airing: Airing?)] = [:]
-    private var lastSound: [WatermarkPayload: (time: Double, votes: Int, offset: Double?)] = [:]
+    private var lastSound: [WatermarkPayload: (time: Double, votes: Int, offset: Double?, evidence: Double?)] = [:]
     /// Per campaign, when a stale airing of it was last heard (pipeline seconds).
     private var lastStale: [WatermarkPayload: Double] = [:]
     /// The campaigns whose marks carry airing codes.
@@ -184,11 +193,19 @@ public final class AnalysisPipeline {
         bands = try Self.makeBands(settings)
         detector = try Self.makeDetector(settings)
         listener = try Self.makeListener(settings)
+        learner = try Self.makeLearner(settings)
     }
 
     private static func makeListener(_ s: Settings) throws -> SoundMatcher? {
-        guard let search = s.sound else { return nil }
+        guard let search = s.sound, search.landmarks else { return nil }
         return try SoundMatcher(index: search.index, sampleRate: s.sampleRate, repeatInterval: search.repeatInterval)
+    }
+
+    private static func makeLearner(_ s: Settings) throws -> EmbeddingMatcher? {
+        guard let search = s.sound, let embeddings = search.embeddings else { return nil }
+        var tuning = EmbeddingTuning.standard
+        tuning.repeatInterval = search.repeatInterval
+        return EmbeddingMatcher(index: embeddings, sampleRate: s.sampleRate, embedder: try SoundEmbedder(), tuning: tuning)
     }
 
     private static func makeBands(_ s: Settings) throws -> ThirdOctaveBands? {
@@ -212,6 +229,7 @@ public final class AnalysisPipeline {
     /// unmarked audio (their highest scores); nil when not searching.
     public var watermarkDetector: WatermarkDetector? { detector }
     public var soundMatcher: SoundMatcher? { listener }
+    public var embeddingMatcher: EmbeddingMatcher? { learner }
 
     /// Seconds of audio processed.
     public var time: Double { Double(frames) / settings.sampleRate }
@@ -227,6 +245,8 @@ public final class AnalysisPipeline {
         detectorOrigin = time
         listener = try Self.makeListener(settings)
         listenerOrigin = time
+        learner = try Self.makeLearner(settings)
+        learnerOrigin = time
     }
 
     /// Analyses the next mono samples.
@@ -242,19 +262,22 @@ public final class AnalysisPipeline {
                 try emit(.detection(fuse(placed)))
             }
         }
-        if var listener, let search = settings.sound {
-            if listener.time >= search.restartAfter {
-                listener = try Self.makeListener(settings)!
-                self.listener = listener
-                listenerOrigin = time
-                soundRestarts += 1
+        if let search = settings.sound {
+            if var listener {
+                if listener.time >= search.restartAfter {
+                    listener = try Self.makeListener(settings)!
+                    self.listener = listener
+                    listenerOrigin = time
+                    soundRestarts += 1
+                }
+                for m in listener.process(samples) where !search.offAir.contains(m.reference) {
+                    try emit(.detection(fuse(soundDetection(m, search, origin: listenerOrigin))))
+                }
             }
-            for m in listener.process(samples) where !search.offAir.contains(m.reference) {
-                var d = WatermarkDetection(sound: m, payload: search.payloads[m.reference])
-                d.time += listenerOrigin
-                d.start += listenerOrigin
-                d.windowStart += listenerOrigin
-                try emit(.detection(fuse(d)))
+            if let learner {
+                for m in learner.process(samples) where !search.offAir.contains(m.reference) {
+                    try emit(.detection(fuse(soundDetection(m, search, origin: learnerOrigin))))
+                }
             }
             try confirmMarks(after: samples.count, emit: emit)
         }
@@ -284,6 +307,29 @@ public final class AnalysisPipeline {
         }
     }
 
+    private func soundDetection(_ m: SoundMatch, _ search: SoundSearch, origin: Double) -> WatermarkDetection {
+        var d = WatermarkDetection(sound: m, payload: search.payloads[m.reference])
+        d.time += origin
+        d.start += origin
+        d.windowStart += origin
+        return d
+    }
+
+    /// Both readings' leads, the stronger first, a creative once (its learned lead first: its
+    /// place is read from a second of sound, not from a few landmarks), in pipeline seconds.
+    private func soundLeads(limit: Int) -> [SoundLead] {
+        var out: [SoundLead] = []
+        for var lead in learner?.leads(limit: limit) ?? [] {
+            lead.creativeStart += learnerOrigin
+            out.append(lead)
+        }
+        for var lead in listener?.leads(limit: limit) ?? [] where !out.contains(where: { $0.reference == lead.reference }) {
+            lead.creativeStart += listenerOrigin
+            out.append(lead)
+        }
+        return Array(out.prefix(limit))
+    }
+
     /// The last ``WatermarkDetector/confirmationInterval`` (of the detector's input) in which
     /// the sound's leads were confirmed.
     private var confirmationTick = -1
@@ -296,17 +342,17 @@ public final class AnalysisPipeline {
     /// every hop's detection), is not asked again: the mark is being heard, and each confirmation
     /// costs some 2 ms of a core. What it finds is `mark+sound`.
     private func confirmMarks(after count: Int, emit: (Output) throws -> Void) throws {
-        guard let detector, let listener, let search = settings.sound, let w = settings.watermark else { return }
+        guard let detector, listener != nil || learner != nil, let search = settings.sound, let w = settings.watermark else { return }
         let tick = Int(detector.elapsed / WatermarkDetector.confirmationInterval)
         guard tick != confirmationTick else { return }
         confirmationTick = tick
         let now = Double(frames + count) / settings.sampleRate
-        for lead in listener.leads(limit: WatermarkDetector.confirmationsPerInterval) where !search.offAir.contains(lead.reference) {
+        for lead in soundLeads(limit: WatermarkDetector.confirmationsPerInterval) where !search.offAir.contains(lead.reference) {
             let payload = search.payloads[lead.reference]
             // An airing campaign's own payload never airs: its codes are what the search hears.
             if airingCampaigns.contains(payload) { continue }
             if let m = lastMark[payload], now - m.time < max(w.repeatInterval, WatermarkFormat.copyDuration) { continue }
-            let start = lead.creativeStart + listenerOrigin
+            let start = lead.creativeStart
             guard var d = detector.confirm(payload, creativeStart: start - detectorOrigin) else { continue }
             d.time += detectorOrigin
             d.start += detectorOrigin
@@ -364,10 +410,11 @@ public final class AnalysisPipeline {
             if let s = lastSound[d.payload], recent(s.time) {
                 d.evidence = .markAndSound
                 d.soundVotes = s.votes
+                d.soundEvidence = s.evidence
                 d.creativeOffset = s.offset.map { $0 + (d.time - s.time) }
             }
         } else {
-            lastSound[d.payload] = (d.time, d.soundVotes ?? 0, d.creativeOffset)
+            lastSound[d.payload] = (d.time, d.soundVotes ?? 0, d.creativeOffset, d.soundEvidence)
             if let m = lastMark[d.payload], recent(m.time) {
                 d.evidence = .markAndSound
                 d.score = m.score

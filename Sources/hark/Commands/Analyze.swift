@@ -20,7 +20,7 @@ struct Analyze: ParsableCommand {
     @Flag(help: "One JSON object per line instead of a summary.")
     var json = false
 
-    @Option(help: ArgumentHelp("Seconds per level line (with --json).", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Seconds per level line (with --json).", valueName: "seconds"))
     var interval: Double = 1
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Decibels added to every level (from 'hark calibrate').", valueName: "dB"))

@@ -15,10 +15,10 @@ struct Calibrate: ParsableCommand {
     @Argument(help: "Recording of the calibrator tone.", completion: .file())
     var file: String
 
-    @Option(help: ArgumentHelp("The calibrator's level in dB SPL.", valueName: "dB"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The calibrator's level in dB SPL.", valueName: "dB"))
     var reference: Double = 94
 
-    @Option(help: ArgumentHelp("The calibrator's frequency in Hz.", valueName: "Hz"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The calibrator's frequency in Hz.", valueName: "Hz"))
     var frequency: Double = 1000
 
     @Option(help: ArgumentHelp("Use only this channel (1 is the first).", valueName: "n"))

@@ -62,6 +62,9 @@ struct CatalogueCommand: ParsableCommand {
             let campaigns = try CampaignOptions.read(catalogue)
             let out = LineWriter.standardOutput
             let today = Campaign.today()
+            if !json && !campaigns.isEmpty {
+                try out.write(line: Self.row(["payload", "on air", "from", "until", "seconds", "landmarks", "learned", "name, airing codes"]))
+            }
             for c in campaigns {
                 if json {
                     var j = JSONLine()
@@ -75,16 +78,32 @@ struct CatalogueCommand: ParsableCommand {
                     j.add("landmarks", c.sound.landmarks.count)
                     j.add("bytes", c.sound.bytes.count)
                     if let a = c.airing { j.add("airing_channels", integers: a.channels.map(Int.init)) }
+                    if let e = c.embeddings {
+                        j.add("embeddings", e.count)
+                        j.add("embedding_bytes", e.bytes.count)
+                    }
                     try out.write(line: j.line)
                 } else {
-                    let dates = "\(c.from ?? "…") to \(c.until ?? "…")"
-                    try out.write(line: String(format: "%@  %@  %6.1f s  %6d bytes  %@%@", c.payload.hex.padding(toLength: 8, withPad: " ", startingAt: 0),
-                                               dates, c.sound.duration, c.sound.bytes.count, c.isOnAir(on: today) ? "on air" : "off air",
-                                               c.name.map { "  " + $0 } ?? "")
-                        + (c.airing.map { "  airing codes on channels " + $0.channels.map(String.init).joined(separator: ",") } ?? ""))
+                    let learned = c.embeddings.map { String(format: "%.1f kB", Double($0.bytes.count) / 1000) } ?? "none"
+                    let more = [c.name, c.airing.map { "airing codes on channels " + $0.channels.map(String.init).joined(separator: ",") }]
+                        .compactMap { $0 }.joined(separator: "; ")
+                    try out.write(line: Self.row([c.payload.hex, c.isOnAir(on: today) ? "yes" : "no", c.from ?? "…", c.until ?? "…",
+                                                  String(format: "%.1f", c.sound.duration), String(format: "%.1f kB", Double(c.sound.bytes.count) / 1000),
+                                                  learned, more]))
                 }
             }
             if !json && campaigns.isEmpty { try out.write(line: "\(catalogue): no campaigns") }
+        }
+
+        /// A line of the table: each column padded to its heading's width or more.
+        static func row(_ cells: [String]) -> String {
+            let widths = [8, 6, 10, 10, 7, 9, 7]
+            return cells.enumerated().map { i, cell in
+                guard i < widths.count else { return cell }
+                let pad = max(0, widths[i] - cell.count)
+                // Numbers right-aligned, words left.
+                return i == 4 || i == 5 || i == 6 ? String(repeating: " ", count: pad) + cell : cell + String(repeating: " ", count: pad)
+            }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
         }
     }
 
@@ -137,7 +156,8 @@ struct CampaignOptions: ParsableArguments {
     var until: String?
 
     @Option(help: ArgumentHelp("""
-        The campaign's airing key (32 to 128 hex digits): its marks carry airing codes, a         payload per channel and UTC minute, instead of --payload (docs/watermark.md, Airing codes).
+        The campaign's airing key (32 to 128 hex digits): its marks carry airing codes, a \
+        payload per channel and UTC minute, instead of --payload (docs/watermark.md, Airing codes).
         """, valueName: "hex"))
     var airingKey: String?
 
@@ -180,9 +200,9 @@ struct CampaignOptions: ParsableArguments {
     /// Reads the creative's sound and adds the campaign; every error is one line naming its file.
     static func add(creative: String, payload: WatermarkPayload, to path: String, details: CampaignOptions,
                     channels fallback: [UInt16]? = nil) throws -> Campaign {
-        let sound: SoundPrint
+        let sound: SoundPrint, embeddings: CreativeEmbeddings
         do {
-            sound = try CreativeReading.read(SoundFileSource(path: creative))
+            (sound, embeddings) = try CreativeReading.readBoth(SoundFileSource(path: creative))
         } catch let error as SoundFileError {
             Diagnostics.error(error.description)
             throw ExitCode.failure
@@ -192,7 +212,8 @@ struct CampaignOptions: ParsableArguments {
         }
         let channels = details.airingChannels.flatMap(CampaignCatalogue.channels) ?? fallback
         let airing = details.parsedAiringKey.map { AiringCampaign(campaign: payload, key: $0, channels: channels ?? []) }
-        let campaign = Campaign(payload: payload, name: details.name, from: details.from, until: details.until, sound: sound, airing: airing)
+        let campaign = Campaign(payload: payload, name: details.name, from: details.from, until: details.until, sound: sound, airing: airing,
+                                embeddings: embeddings)
         do {
             // What the creatives share is found once here, not by every device that loads the file.
             let file = try CampaignCatalogue.openForWriting(path)

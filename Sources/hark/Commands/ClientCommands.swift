@@ -11,13 +11,27 @@ struct DaemonOptions: ParsableArguments {
     @Flag(help: "Print harkd's JSON lines as they come.")
     var json = false
 
+    @Option(parsing: .unconditional, help: ArgumentHelp("Wait up to this long for harkd to listen (a harkd just started).", valueName: "s"))
+    var wait = 0.0
+
+    func validate() throws {
+        guard wait.isFinite, (0...3_600).contains(wait) else { throw ValidationError("--wait must be 0 to 3600 seconds") }
+    }
+
     func connect() throws -> HarkConnection {
         let path = socket ?? HarkConnection.defaultPath()
-        do {
-            return try HarkConnection(path: path)
-        } catch {
-            Diagnostics.error(error.description)
-            throw ExitCode.failure
+        let deadline = Date(timeIntervalSinceNow: wait)
+        while true {
+            do {
+                return try HarkConnection(path: path)
+            } catch {
+                if Date() < deadline {
+                    Thread.sleep(forTimeInterval: 0.1)
+                    continue
+                }
+                Diagnostics.error(error.description)
+                throw ExitCode.failure
+            }
         }
     }
 }
@@ -115,7 +129,7 @@ struct Shake: ParsableCommand {
         discussion: "Prints the payload as soon as it is verified; exits 2 if none was heard in time, 1 on an error.")
     @OptionGroup var daemon: DaemonOptions
 
-    @Option(help: ArgumentHelp("How long to listen.", valueName: "s"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("How long to listen.", valueName: "s"))
     var seconds = 6.0
 
     @Option(help: ArgumentHelp("""
@@ -141,7 +155,8 @@ struct Shake: ParsableCommand {
             if o["result"] as? String == "detected" {
                 if !daemon.json {
                     let evidence = o["evidence"] as? String ?? "mark"
-                    let how = evidence == "sound" ? "by the creative's sound, \(o["sound_votes"] as? Int ?? 0) landmarks"
+                    let reading = o["sound_evidence"].map { "learned, evidence \($0)" } ?? "\(o["sound_votes"] as? Int ?? 0) landmarks"
+                    let how = evidence == "sound" ? "by the creative's sound, \(reading)"
                         : "\(evidence), confidence \(o["confidence"] as? Double ?? 0)"
                     try LineWriter.standardOutput.write(line: "payload \(o["payload"] as? String ?? "?") heard after \(fmt(o["after"], " s")) (\(how))")
                 }
@@ -156,11 +171,11 @@ struct Shake: ParsableCommand {
 
 struct Noise: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Measure the noise level through harkd, with a live peak display.",
-        discussion: "Shows LAF and the peak so far about ten times a second on a terminal, then the report.")
+        abstract: "Measure the noise level through harkd, with a live display.",
+        discussion: "Shows LAF, LAFmax so far and the last tenth of a second's LCpeak about ten times a second on a terminal, then the report.")
     @OptionGroup var daemon: DaemonOptions
 
-    @Option(help: ArgumentHelp("How long to measure.", valueName: "s"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("How long to measure.", valueName: "s"))
     var seconds = 10.0
 
     @Option(help: ArgumentHelp("Also draw the session (LAF, LCpeak, then the report's statistics and spectrum) into this PNG or SVG, redrawn every second while it runs.", valueName: "path"), completion: .file())
@@ -205,8 +220,8 @@ struct Noise: ParsableCommand {
             case "level" where live:
                 let laf = o["LAF"] as? Double ?? 0
                 let bar = String(repeating: "█", count: max(0, min(40, Int((laf - 30) / 2))))
-                try out.write(raw: String(format: "\r\u{1B}[K%6.1f s  LAF %@  peak %@  %@", o["t"] as? Double ?? 0,
-                                          fmt(o["LAF"]), fmt(o["peak"]), bar))
+                try out.write(raw: String(format: "\r\u{1B}[K%6.1f s  LAF %@  LAFmax %@  LCpeak %@  %@", o["t"] as? Double ?? 0,
+                                          fmt(o["LAF"]), fmt(o["LAFmax"] ?? o["peak"]), fmt(o["LCpeak"]), bar))
             case "report":
                 if live { try out.write(raw: "\r\u{1B}[K") }
                 try out.write(line: "LAeq \(fmt(o["LAeq"]))  LAFmax \(fmt(o["LAFmax"]))  LAFmin \(fmt(o["LAFmin"]))  LCpeak \(fmt(o["LCpeak"]))  LA10 \(fmt(o["LA10"]))  LA90 \(fmt(o["LA90"]))  over \(fmt(o["duration"], " s"))")

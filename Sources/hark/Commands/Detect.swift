@@ -36,8 +36,12 @@ struct Detect: ParsableCommand {
             let source = try SoundFileSource(path: given, raw: raw.layout)
             let path = given == "-" ? SoundFileReader.standardInputName : given
             var count = 0
+            // With a catalogue file only its campaigns are reported: an airing-coded campaign's
+            // marks left unread without --at would otherwise surface as their raw codes.
+            let known = chosen?.sound.map { Set($0.payloads) }
             let unusable = try WatermarkScan.run(source: source, key: key, profile: keys.watermarkProfile, catalogue: chosen?.payloads, sound: chosen?.sound,
                                                 airing: listening) { d in
+                if let known, !known.contains(d.payload) { return }
                 count += 1
                 try out.write(line: json ? AnalysisEvent.detection(DetectionEvent(source: path, detection: d)).jsonLine
                                          : DetectionEvent.summary(path, d))

@@ -220,16 +220,16 @@ struct LiveOptions: ParsableArguments {
     @Option(help: ArgumentHelp("With --live: the ALSA playback device, or - for standard output (default: default).", valueName: "device"))
     var output: String?
 
-    @Option(help: ArgumentHelp("With --live: sample rate, Hz.", valueName: "Hz"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("With --live: sample rate, Hz.", valueName: "Hz"))
     var rate = 48_000
 
     @Option(help: ArgumentHelp("With --live: channels.", valueName: "n"))
     var channels = 2
 
-    @Option(help: ArgumentHelp("With --live: stop after this many seconds of input.", valueName: "s"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("With --live: stop after this many seconds of input.", valueName: "s"))
     var seconds: Double?
 
-    @Option(help: ArgumentHelp("With --live: seconds between status lines on standard error (0: none).", valueName: "s"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("With --live: seconds between status lines on standard error (0: none).", valueName: "s"))
     var statusInterval = 10.0
 
     @Option(help: ArgumentHelp("With --live: an ALSA configuration file to use instead of the system's.", valueName: "path"), completion: .file())

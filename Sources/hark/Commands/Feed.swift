@@ -17,9 +17,9 @@ struct Feed: ParsableCommand {
         """)
 
     @Argument(help: "Input audio (any format hark reads).", completion: .file()) var input: String
-    @Argument(help: ArgumentHelp("A FIFO (made with mkfifo), or - for stdout.", valueName: "output"), completion: .file()) var output: String
+    @Argument(help: ArgumentHelp("A FIFO (made if it does not exist), or - for stdout.", valueName: "output"), completion: .file()) var output: String
 
-    @Option(help: ArgumentHelp("Output sample rate.", valueName: "Hz"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Output sample rate.", valueName: "Hz"))
     var rate = 48_000
     @Option(name: .customLong("period-ms"), help: ArgumentHelp("Write size; match the reader's ALSA period.", valueName: "ms"))
     var periodMs = 20.0
@@ -27,6 +27,11 @@ struct Feed: ParsableCommand {
     var speed = 1.0
     @Flag(help: "Start again at the end, forever.")
     var loop = false
+    @Option(help: ArgumentHelp("""
+        Also write here an ALSA configuration whose default capture device reads the FIFO \
+        (harkd --alsa-config PATH then hears this audio; harkd --capture-fifo does the same).
+        """, valueName: "path"), completion: .file())
+    var alsaConfig: String?
 
     func validate() throws {
         guard (8_000...192_000).contains(rate) else { throw ValidationError("--rate must be 8000 to 192000 Hz") }
@@ -36,6 +41,11 @@ struct Feed: ParsableCommand {
 
     func run() throws {
         var programme = try Programme(path: input, rate: rate, loop: loop)
+        if !toStdoutOutput && access(output, F_OK) != 0 && mkfifo(output, 0o600) != 0 {
+            Diagnostics.error("\(output): cannot make the FIFO: \(String(cString: strerror(errno)))")
+            throw ExitCode.failure
+        }
+        if let alsaConfig { try writeALSAConfiguration(alsaConfig) }
         let period = max(1, Int((periodMs / 1000 * Double(rate)).rounded()))
         let periodSeconds = Double(period) / Double(rate) / speed
         var chunk = [Int16](repeating: 0, count: period)
@@ -61,6 +71,25 @@ struct Feed: ParsableCommand {
             while produced < now, programme.next(into: &chunk) { produced += 1 }
         }
         if !toStdout { close(fd) }
+    }
+
+    private var toStdoutOutput: Bool { output == "-" }
+
+    /// An ALSA configuration that captures from the FIFO as `default`.
+    private func writeALSAConfiguration(_ path: String) throws {
+        guard output != "-" else { throw ValidationError("--alsa-config needs a FIFO to feed, not standard output") }
+        let fifo = output.hasPrefix("/") ? output : FileManager.default.currentDirectoryPath + "/" + output
+        let text = """
+            # Written by hark feed: the default capture device reads \(fifo) (docs/daemon.md).
+            pcm.hark_fifo { type file slave { pcm { type null } } file "/dev/null" infile "\(fifo)" format "raw" }
+            pcm.default { type plug slave { pcm "hark_fifo"; format S16_LE; rate \(rate); channels 1 } }
+
+            """
+        do { try text.write(toFile: path, atomically: true, encoding: .utf8) } catch {
+            Diagnostics.error("\(path): cannot write the ALSA configuration: \(error.localizedDescription)")
+            throw ExitCode.failure
+        }
+        Diagnostics.progress("\(path): harkd --alsa-config \(path) captures what this feeds")
     }
 
     private func openFIFO() throws -> Int32 {

@@ -29,10 +29,10 @@ struct Generate: ParsableCommand {
     @Argument(help: "Output file.", completion: .file())
     var output: String
 
-    @Option(help: ArgumentHelp("Sample rate in Hz.", valueName: "Hz"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Sample rate in Hz.", valueName: "Hz"))
     var rate = 48_000
 
-    @Option(help: ArgumentHelp("Length in seconds.", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Length in seconds.", valueName: "seconds"))
     var duration = 10.0
 
     @Option(parsing: .unconditional, help: ArgumentHelp("RMS level in dB re a full-scale sine.", valueName: "dB"))
@@ -41,21 +41,21 @@ struct Generate: ParsableCommand {
     @Option(help: ArgumentHelp("Seed for the noise generators.", valueName: "n"))
     var seed: UInt64 = 1
 
-    @Option(help: ArgumentHelp("Tone frequency for sine and burst.", valueName: "Hz"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Tone frequency for sine and burst.", valueName: "Hz"))
     var frequency = 1000.0
 
-    @Option(help: ArgumentHelp("Sweep start frequency.", valueName: "Hz"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Sweep start frequency.", valueName: "Hz"))
     var from = 20.0
 
-    @Option(help: ArgumentHelp("Sweep end frequency (default 20 kHz, or 0.45 × the rate if lower).", valueName: "Hz"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Sweep end frequency (default 20 kHz, or 0.45 × the rate if lower).", valueName: "Hz"))
     var to: Double?
 
     private var sweepEnd: Double { to ?? min(20_000, 0.45 * Double(rate)) }
 
-    @Option(help: ArgumentHelp("Length of each tone burst.", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Length of each tone burst.", valueName: "seconds"))
     var burst = 0.2
 
-    @Option(help: ArgumentHelp("Time from one burst's start to the next.", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Time from one burst's start to the next.", valueName: "seconds"))
     var period = 1.0
 
     @Option(help: ArgumentHelp("Channels (the signal is copied to each).", valueName: "n"))
@@ -188,7 +188,18 @@ struct Generate: ParsableCommand {
         try LineWriter.report(writing: output).write(line: String(
             format: "wrote %@: %@, %.3f s, %d Hz, %d channel%@, %@; level %@ dB re full-scale sine, %@",
             output, kind.rawValue, Double(total) / sampleRate, rate, channels, channels == 1 ? "" : "s",
-            writer.format.description, rms.map { String(format: "%.2f", $0) } ?? "–", peakText))
+            writer.format.description, rms.map { String(format: "%.2f", $0) } ?? "–", peakText) + note)
+    }
+
+    /// What the "wrote" line's level does not say by itself.
+    private var note: String {
+        switch kind {
+        case .burst: return String(format: " (the tone is at %.2f dB while on; the level is over the whole file)", level)
+        case .cue:
+            let profile = (keys.profile ?? .stadium).rawValue
+            return "; marked in the \(profile) profile: hark detect --profile \(profile) finds it"
+        default: return ""
+        }
     }
 }
 

@@ -22,7 +22,7 @@ struct Simulate: ParsableCommand {
     var codec: String?
     @Option(help: ArgumentHelp("Loudspeaker pass band.", valueName: "LO:HI"))
     var speaker: String?
-    @Option(help: ArgumentHelp("Reverberation time, seconds.", valueName: "s"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Reverberation time, seconds.", valueName: "s"))
     var rt60: Double?
     @Option(help: ArgumentHelp("Source to microphone distance, metres.", valueName: "m"))
     var distance: Double = 2.7
@@ -36,7 +36,7 @@ struct Simulate: ParsableCommand {
     var mic: String?
     @Option(name: .customLong("drift-ppm"), parsing: .unconditional, help: ArgumentHelp("Capture clock offset, ppm.", valueName: "ppm"))
     var driftPPM: Double = 0
-    @Option(help: ArgumentHelp("Output sample rate.", valueName: "Hz"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Output sample rate.", valueName: "Hz"))
     var rate: Int?
     @Option(parsing: .unconditional, help: ArgumentHelp("Gain, dB.", valueName: "dB"))
     var gain: Double = 0

@@ -6,6 +6,7 @@ import HarkEngine
 import HarkSoundFile
 
 extension WatermarkProfile: ExpressibleByArgument {}
+extension SoundReadingChoice: ExpressibleByArgument {}
 
 /// `--key` / `--key-file` / `--profile`, shared by the watermark commands: what selects the
 /// pattern.
@@ -17,8 +18,9 @@ struct KeyOptions: ParsableArguments {
     var keyFile: String?
 
     @Option(help: ArgumentHelp("""
-        The band the tones use: tv (300 Hz-6 kHz, the default) or stadium (600 Hz-7.5 kHz, for \
-        a PA heard over a crowd). Embedding and detection must use the same.
+        The band the tones use: tv (300 Hz-6 kHz) or stadium (600 Hz-7.5 kHz, for a PA heard \
+        over a crowd). Default: tv, but stadium for generate cue. Embedding and detection must \
+        use the same (hark detect --profile stadium finds a cue).
         """, valueName: "tv|stadium"))
     var profile: WatermarkProfile?
 
@@ -73,6 +75,12 @@ struct CatalogueOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Read the payloads from a file: payloads separated by commas, spaces or lines; # comments. (A catalogue file works here too.)", valueName: "path"), completion: .file())
     var catalogueFile: String?
 
+    @Option(help: ArgumentHelp("""
+        With a catalogue file: read the creatives' sound by both readings (the default), by \
+        their landmarks alone, or by the learned reading alone.
+        """, valueName: "both|landmarks|learned"))
+    var soundReading = SoundReadingChoice.both
+
     /// What was given: the payloads, and the creatives' sound when a catalogue file was.
     struct Resolved {
         var payloads: [WatermarkPayload]
@@ -93,7 +101,7 @@ struct CatalogueOptions: ParsableArguments {
     /// The catalogue, nil when none was given; errors name the option or file.
     func resolve() throws -> Resolved? {
         if let text = catalogue {
-            if FileManager.default.fileExists(atPath: text) { return try Self.campaigns(text) }
+            if FileManager.default.fileExists(atPath: text) { return try Self.campaigns(text, reading: soundReading) }
             return Resolved(payloads: try Self.parse(text, source: "--catalogue"))
         }
         guard let path = catalogueFile else { return nil }
@@ -102,7 +110,7 @@ struct CatalogueOptions: ParsableArguments {
             Diagnostics.error("\(path): \(reason) (catalogue file)")
             throw ExitCode.failure
         }
-        if CampaignCatalogue.hasSQLiteHeader(data) { return try Self.campaigns(path) }
+        if CampaignCatalogue.hasSQLiteHeader(data) { return try Self.campaigns(path, reading: soundReading) }
         do {
             return Resolved(payloads: try Self.parse(String(decoding: data, as: UTF8.self), source: path))
         } catch let error as ValidationError {
@@ -112,7 +120,7 @@ struct CatalogueOptions: ParsableArguments {
     }
 
     /// Every campaign of a catalogue file, whatever its dates: a recording may be of any day.
-    private static func campaigns(_ path: String) throws -> Resolved {
+    private static func campaigns(_ path: String, reading: SoundReadingChoice) throws -> Resolved {
         let (campaigns, sharing) = try CampaignOptions.readWithSharedSound(path)
         guard !campaigns.isEmpty else {
             Diagnostics.error("\(path): the catalogue holds no campaign")
@@ -123,10 +131,19 @@ struct CatalogueOptions: ParsableArguments {
             throw ExitCode.failure
         }
         let payloads = campaigns.map(\.payload)
+        let learned: (index: EmbeddingIndex?, otherModel: Int) = reading == .landmarks ? (nil, 0) : EmbeddingIndex.forCatalogue(campaigns.map(\.embeddings))
+        if learned.otherModel > 0 {
+            Diagnostics.warning("\(path): \(learned.otherModel) campaign(s) were read by another build's sound embedder: heard by their landmarks alone (add them again with their audio)")
+        }
+        if reading == .learned && learned.index == nil {
+            Diagnostics.error("\(path): no campaign has a learned reading of this build's (add them again with their audio)")
+            throw ExitCode.failure
+        }
+        var sound = AnalysisPipeline.SoundSearch(index: SoundIndex(readings: campaigns.map(\.sound), sharing: sharing),
+                                                 payloads: payloads, embeddings: learned.index)
+        sound.landmarks = reading != .learned
         // A campaign with airing codes is heard by its codes, never by a static payload.
-        return Resolved(payloads: campaigns.filter { $0.airing == nil }.map(\.payload),
-                        sound: AnalysisPipeline.SoundSearch(index: SoundIndex(readings: campaigns.map(\.sound), sharing: sharing),
-                                                                           payloads: payloads),
+        return Resolved(payloads: campaigns.filter { $0.airing == nil }.map(\.payload), sound: sound,
                         airing: campaigns.compactMap(\.airing))
     }
 
@@ -144,7 +161,7 @@ struct CatalogueOptions: ParsableArguments {
 /// The layout of headerless input (`arecord -t raw`, ALSA's file plugin, `ffmpeg -f s16le`),
 /// which the samples cannot tell: given `--rate`, the input is read as raw samples.
 struct RawInputOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Read the input as headerless samples at this rate (Hz), little-endian.", valueName: "Hz"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Read the input as headerless samples at this rate (Hz), little-endian.", valueName: "Hz"))
     var rate: Int?
 
     @Option(help: ArgumentHelp("Interleaved channels of headerless input.", valueName: "n"))
@@ -195,8 +212,9 @@ struct AiringOptions: ParsableArguments {
     func listening(for campaigns: [AiringCampaign], catalogue: String) throws -> AnalysisPipeline.AiringListening? {
         guard !campaigns.isEmpty else { return nil }
         guard let start = at.flatMap(UTCTime.parse) else {
-            Diagnostics.error("\(catalogue): \(campaigns.count) campaign(s) carry airing codes; give --at, the UTC time the recording began")
-            throw ExitCode.failure
+            // The other campaigns are heard all the same: only these need the recording's time.
+            Diagnostics.warning("\(catalogue): \(campaigns.count) campaign(s) carry airing codes, whose marks are not listened for without --at (the UTC time the recording began); their sound is, and the other campaigns are")
+            return nil
         }
         let schedule = AiringSchedule(campaigns: campaigns, window: freshMinutes)
         guard schedule.codesPerMinute <= WatermarkDetector.maxPayloads else {

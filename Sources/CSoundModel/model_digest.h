@@ -1,0 +1,1 @@
+#define HARK_SOUND_MODEL_DIGEST "d03e95c0f64ec762"

@@ -1,0 +1,42 @@
+#!/usr/bin/python3
+"""The learned reading's threshold from unmarked audio: reads each minute's most evidence at
+any alignment of any creative (learned-unmarked-minutes.tsv, written by the bench's
+falsePositives.learned run), fits an exponential tail above the 90th percentile, and prints
+the evidence that a minute of unmarked audio would reach once in RATE hours, the highest seen,
+and the threshold with its margin.
+
+    tools/learned/calibrate.py .bench/calibration/learned-unmarked-minutes.tsv [--hours 1000] [--margin 1.25]
+
+The margin multiplies the fitted level: the tail above the fit's range is extrapolated, and a
+catalogue on air is not the calibration's.
+"""
+import argparse, math, sys
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("minutes")
+    ap.add_argument("--hours", type=float, default=1000.0, help="one false detection in this many hours")
+    ap.add_argument("--margin", type=float, default=1.25)
+    args = ap.parse_args()
+    rows = [l.rstrip("\n").split("\t") for l in open(args.minutes)][1:]
+    values = sorted(float(r[1]) for r in rows if len(r) == 2)
+    if len(values) < 100:
+        sys.exit(f"{len(values)} minutes: too few to fit a tail")
+    by_kind = {}
+    for kind, v in (r for r in rows if len(r) == 2):
+        by_kind.setdefault(kind, []).append(float(v))
+    u = values[int(0.9 * len(values))]
+    over = [v - u for v in values if v > u]
+    p_u = len(over) / len(values)
+    beta = sum(over) / len(over) if over else 1e-9
+    rate = 1 / (args.hours * 60)
+    level = u + beta * math.log(p_u / rate) if p_u > rate else u
+    print(f"{len(values)} minutes ({len(values) / 60:.2f} h); 90th percentile {u:.2f}; tail mean excess {beta:.3f}")
+    for kind, vs in sorted(by_kind.items()):
+        print(f"  {kind}: {len(vs)} min, highest {max(vs):.2f}, median {sorted(vs)[len(vs) // 2]:.2f}")
+    print(f"highest seen {values[-1]:.2f}; once in {args.hours:.0f} h: {level:.2f}; with the margin x{args.margin}: {level * args.margin:.2f}")
+
+
+if __name__ == "__main__":
+    main()
