@@ -140,6 +140,6 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
-        .testTarget(name: "HarkDaemonEndToEndTests", dependencies: ["harkd", "hark", "HarkClient", "HarkSpool", "HarkSystem", "HarkSoundFile"]),
+        .testTarget(name: "HarkDaemonEndToEndTests", dependencies: ["harkd", "hark", "HarkClient", "HarkSpool", "HarkSystem"]),
     ]
 )

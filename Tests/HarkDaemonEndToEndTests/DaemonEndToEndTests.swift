@@ -328,7 +328,9 @@ final class UncheckedBox<T>: @unchecked Sendable {
         try hark(["simulate", h.dir + "/aired.wav", h.dir + "/room.wav", "--speaker", "150:12000", "--rt60", "0.5",
                   "--noise", "babble", "--snr", "10", "--mic", "100:8000", "--seed", "2"])
         let raw = try h.raw(from: h.dir + "/room.wav", name: "room.raw")
-        try h.start(config: "catalogue = \(catalogue)\n")
+        // The landmarks' reading, whose votes this test counts (the learned reading's own test
+        // is the README's walkthrough and EmbeddingMatcherTests).
+        try h.start(config: "catalogue = \(catalogue)\nsound-reading = landmarks\n")
         let c = try h.connect()
         let status = try #require(try c.ask(["cmd": "status"], until: "status"))
         #expect(status["catalogue"] as? String == catalogue && status["campaigns"] as? Int == 2 && status["campaignsOnAir"] as? Int == 2, "\(status)")

@@ -17,7 +17,7 @@ struct Feed: ParsableCommand {
         """)
 
     @Argument(help: "Input audio (any format hark reads).", completion: .file()) var input: String
-    @Argument(help: ArgumentHelp("A FIFO (made if it does not exist), or - for stdout.", valueName: "output"), completion: .file()) var output: String
+    @Argument(help: ArgumentHelp("A FIFO (made with mkfifo), or - for stdout.", valueName: "output"), completion: .file()) var output: String
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Output sample rate.", valueName: "Hz"))
     var rate = 48_000
@@ -41,10 +41,6 @@ struct Feed: ParsableCommand {
 
     func run() throws {
         var programme = try Programme(path: input, rate: rate, loop: loop)
-        if !toStdoutOutput && access(output, F_OK) != 0 && mkfifo(output, 0o600) != 0 {
-            Diagnostics.error("\(output): cannot make the FIFO: \(String(cString: strerror(errno)))")
-            throw ExitCode.failure
-        }
         if let alsaConfig { try writeALSAConfiguration(alsaConfig) }
         let period = max(1, Int((periodMs / 1000 * Double(rate)).rounded()))
         let periodSeconds = Double(period) / Double(rate) / speed
@@ -72,8 +68,6 @@ struct Feed: ParsableCommand {
         }
         if !toStdout { close(fd) }
     }
-
-    private var toStdoutOutput: Bool { output == "-" }
 
     /// An ALSA configuration that captures from the FIFO as `default`.
     private func writeALSAConfiguration(_ path: String) throws {
