@@ -112,13 +112,13 @@ public final class EmbeddingMatcher {
                 for r in 0..<rows { similarity[r] = (similarity[r] - level[r]) / spread[r] }
             }
         }
-        let drift = Float(tuning.drift), scale: Float = 1, offset: Float = 0
+        let drift = Float(tuning.drift)
         for c in 0..<index.creatives {
             let first = index.first[c], n = index.counts[c]
             var best = -1, most: Float = 0
             for j in 0..<n {
                 let r = first + j
-                let z = (similarity[r] - offset) * scale
+                let z = similarity[r]
                 // The alignment reaching reference j now reached j − 1 one step ago.
                 let before = j > 0 ? evidence[r - 1] : 0
                 let e = max(0, before + z - drift)
