@@ -86,7 +86,7 @@ let package = Package(
         .target(name: "HarkSpool", dependencies: ["CSQLite", "HarkSystem"]),
         .target(name: "HarkMQTT", dependencies: ["CMosquitto"]),
         .target(name: "HarkCatalogue", dependencies: ["HarkSpool", "HarkDSP", "HarkSystem"]),
-        .target(name: "HarkPlot", dependencies: ["CCairo"]),
+        .target(name: "HarkPlot", dependencies: ["CCairo", "HarkSystem"]),
         // Optimised in debug builds too: unoptimised, the watermark detector's vector code runs
         // at about 2.5x real time (190x optimised), too slow for harkd to keep up with the
         // 2x-real-time capture the daemon tests feed it (the tests build everything in debug).

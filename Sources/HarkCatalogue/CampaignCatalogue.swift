@@ -19,12 +19,16 @@ public struct Campaign: Sendable, Equatable {
     /// The learned reading of its creative (``CreativeEmbeddings``); nil in a catalogue older
     /// than version 4, whose creatives are heard by their landmarks alone.
     public var embeddings: CreativeEmbeddings?
+    /// The fingerprint of the key its creative was marked with (``WatermarkKey/fingerprint``),
+    /// never the key; nil when not known (added without one, or a catalogue older than version 5).
+    public var keyFingerprint: String?
 
     public init(payload: WatermarkPayload, name: String? = nil, from: String? = nil, until: String? = nil, sound: SoundPrint,
-                airing: AiringCampaign? = nil, embeddings: CreativeEmbeddings? = nil) {
+                airing: AiringCampaign? = nil, embeddings: CreativeEmbeddings? = nil, keyFingerprint: String? = nil) {
         (self.payload, self.name, self.from, self.until, self.sound) = (payload, name, from, until, sound)
         self.airing = airing
         self.embeddings = embeddings
+        self.keyFingerprint = keyFingerprint
     }
 
     /// Whether `day` (`YYYY-MM-DD`) lies within the campaign's dates.
@@ -80,6 +84,24 @@ public struct ListeningCatalogue: Sendable {
     public var sharing: [SharedSound]?
     /// Each campaign's learned reading, in `campaigns`' order (nil: the file has none for it).
     public var embeddings: [CreativeEmbeddings?] = []
+    /// The fingerprint of the key each campaign's creative was marked with, in `campaigns`'
+    /// order (nil: not known).
+    public var keyFingerprints: [String?] = []
+}
+
+/// What a catalogue's key fingerprints say about the key a detection is given.
+public enum MarkKeyCheck {
+    /// How many campaigns were marked with another key than `key`, of those whose key is known,
+    /// and a line to say so (nil when none was).
+    public static func otherKey(_ fingerprints: [String?], key: WatermarkKey, catalogue: String) -> (count: Int, line: String)? {
+        let known = fingerprints.compactMap { $0 }
+        let given = key.fingerprint
+        let other = known.filter { $0 != given }
+        guard !other.isEmpty else { return nil }
+        let theirs = Set(other).sorted().joined(separator: ", ")
+        return (other.count, "\(other.count) of \(fingerprints.count) campaigns in \(catalogue) were marked with another key (fingerprint "
+                + "\(theirs)) than the one given (\(given)): their marks cannot be read, only their sound")
+    }
 }
 
 /// The sound readings of a catalogue file, read from it when asked and never held together:
@@ -187,10 +209,11 @@ public enum CatalogueError: Error, Equatable, CustomStringConvertible {
 /// holds the format version: a file of another program or of a newer Hark is refused by name,
 /// as is a truncated or damaged one. Version 2 added the `airing` table, version 3 the
 /// `shared_sound` table (what the creatives share, ``keepSharedSound()``); an older file is read
-/// as it is and becomes version 4 when it is next written. Version 4 added the `embedding`
-/// table (each creative's learned reading, ``CreativeEmbeddings``). One owner uses an instance.
+/// as it is and becomes version 5 when it is next written. Version 4 added the `embedding`
+/// table (each creative's learned reading, ``CreativeEmbeddings``), version 5 the `mark_key`
+/// table (the fingerprint of the key each creative was marked with). One owner uses an instance.
 public final class CampaignCatalogue {
-    public static let formatVersion: Int64 = 4
+    public static let formatVersion: Int64 = 5
     /// The oldest version this Hark reads.
     static let oldestVersion: Int64 = 1
     static let airingTable = """
@@ -220,6 +243,16 @@ public final class CampaignCatalogue {
             vectors BLOB NOT NULL
         );
         """
+    /// The fingerprint of the key each creative was marked with (``WatermarkKey/fingerprint``):
+    /// eight hex digits, from which the key cannot be had.
+    static let markKeyTable = """
+        CREATE TABLE IF NOT EXISTS mark_key (
+            payload INTEGER PRIMARY KEY,
+            fingerprint TEXT NOT NULL
+        );
+        """
+    /// Whether the file has the `mark_key` table (version 5 and later).
+    private var hasMarkKeys = true
     /// Whether the file has the `embedding` table (version 4 and later).
     private var hasEmbeddings = true
     /// Whether the file has the `airing` table (version 2 and later).
@@ -244,13 +277,16 @@ public final class CampaignCatalogue {
         let catalogue = CampaignCatalogue(path: path, db: db)
         if exists {
             try catalogue.checkSchema()
-            if !catalogue.hasAiring || !catalogue.hasSharedSound || !catalogue.hasEmbeddings {
+            if !catalogue.hasAiring || !catalogue.hasSharedSound || !catalogue.hasEmbeddings || !catalogue.hasMarkKeys {
                 do {
-                    try db.execute("BEGIN; \(airingTable) \(sharedSoundTable) \(embeddingTable) PRAGMA user_version = \(formatVersion); COMMIT;")
+                    try db.execute("""
+                        BEGIN; \(airingTable) \(sharedSoundTable) \(embeddingTable) \(markKeyTable)
+                        PRAGMA user_version = \(formatVersion); COMMIT;
+                        """)
                 } catch {
                     throw .cannotWrite(path, error.message)
                 }
-                (catalogue.hasAiring, catalogue.hasSharedSound, catalogue.hasEmbeddings) = (true, true, true)
+                (catalogue.hasAiring, catalogue.hasSharedSound, catalogue.hasEmbeddings, catalogue.hasMarkKeys) = (true, true, true, true)
             }
         } else {
             do {
@@ -267,6 +303,7 @@ public final class CampaignCatalogue {
                     \(airingTable)
                     \(sharedSoundTable)
                     \(embeddingTable)
+                    \(markKeyTable)
                     """)
             } catch {
                 throw .cannotWrite(path, error.message)
@@ -331,9 +368,10 @@ public final class CampaignCatalogue {
         }
         let airing = try catalogue.airingCampaigns()
         let embeddings = try catalogue.embeddings()
+        let keys = try catalogue.markKeys()
         return ListeningCatalogue(campaigns: campaigns, readings: readings, airing: airing.filter { a in campaigns.contains { $0.payload == a.campaign } },
                                   sharing: catalogue.keptSharedSound(payloads: campaigns.map(\.payload)),
-                                  embeddings: campaigns.map { embeddings[$0.payload] })
+                                  embeddings: campaigns.map { embeddings[$0.payload] }, keyFingerprints: campaigns.map { keys[$0.payload] })
     }
 
     /// Every campaign of the catalogue at `path`, each checked whole, with what their creatives
@@ -429,6 +467,21 @@ public final class CampaignCatalogue {
         }
     }
 
+    /// The fingerprint of the key each creative was marked with, by payload.
+    private func markKeys() throws(CatalogueError) -> [WatermarkPayload: String] {
+        guard hasMarkKeys else { return [:] }
+        let rows: [[SQLiteDatabase.Value]]
+        do { rows = try db.query("SELECT payload, fingerprint FROM mark_key ORDER BY payload") } catch { throw .damaged(path, error.message) }
+        var out: [WatermarkPayload: String] = [:]
+        for row in rows {
+            guard row.count == 2, case .integer(let p) = row[0], (0...Int64(UInt32.max)).contains(p), case .text(let f) = row[1],
+                  f.count == 8, f.allSatisfy(\.isHexDigit)
+            else { throw .damaged(path, "a mark key row is not what this version writes") }
+            out[WatermarkPayload(UInt32(p))] = f
+        }
+        return out
+    }
+
     /// Every creative's learned reading, by payload, each checked whole.
     private func embeddings() throws(CatalogueError) -> [WatermarkPayload: CreativeEmbeddings] {
         guard hasEmbeddings else { return [:] }
@@ -488,6 +541,10 @@ public final class CampaignCatalogue {
                 try db.query("INSERT INTO airing (payload, airing_key, channels) VALUES (?, ?, ?)",
                              [p, .blob(a.key.bytes), .text(a.channels.map(String.init).joined(separator: ","))])
             }
+            try db.query("DELETE FROM mark_key WHERE payload = ?", [p])
+            if let f = c.keyFingerprint {
+                try db.query("INSERT INTO mark_key (payload, fingerprint) VALUES (?, ?)", [p, .text(f)])
+            }
             try db.query("DELETE FROM embedding WHERE payload = ?", [p])
             if let e = c.embeddings {
                 try db.query("INSERT INTO embedding (payload, model, dimensions, vectors) VALUES (?, ?, ?, ?)",
@@ -506,6 +563,7 @@ public final class CampaignCatalogue {
             try db.execute("BEGIN")
             try db.query("DELETE FROM airing WHERE payload = ?", [.integer(Int64(payload.value))])
             if hasEmbeddings { try db.query("DELETE FROM embedding WHERE payload = ?", [.integer(Int64(payload.value))]) }
+            if hasMarkKeys { try db.query("DELETE FROM mark_key WHERE payload = ?", [.integer(Int64(payload.value))]) }
             try db.query("DELETE FROM campaign WHERE payload = ?", [.integer(Int64(payload.value))])
             let removed = db.changes > 0
             if removed { try db.execute("DELETE FROM shared_sound") }
@@ -522,10 +580,12 @@ public final class CampaignCatalogue {
         var out: [Campaign] = []
         let airing = try airingCampaigns()
         let embeddings = try embeddings()
+        let keys = try markKeys()
         for row in try rows() {
             do {
                 out.append(Campaign(payload: row.payload, name: row.name, from: row.from, until: row.until, sound: try SoundPrint(bytes: row.sound),
-                                    airing: airing.first { $0.campaign == row.payload }, embeddings: embeddings[row.payload]))
+                                    airing: airing.first { $0.campaign == row.payload }, embeddings: embeddings[row.payload],
+                                    keyFingerprint: keys[row.payload]))
             } catch {
                 throw .damaged(path, "campaign \(row.payload.hex): \(error)")
             }
@@ -589,6 +649,7 @@ public final class CampaignCatalogue {
         hasAiring = version >= 2
         hasSharedSound = version >= 3
         hasEmbeddings = version >= 4
+        hasMarkKeys = version >= 5
         do { check = try db.query("PRAGMA quick_check") } catch { throw .damaged(path, error.message) }
         guard check == [[.text("ok")]] else {
             if case .text(let why)? = check.first?.first { throw .damaged(path, why) }

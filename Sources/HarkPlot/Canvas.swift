@@ -1,5 +1,6 @@
 import CCairo
 import Foundation
+import HarkSystem
 
 /// Why a picture could not be made or read.
 public enum PlotError: Error, Equatable, CustomStringConvertible {
@@ -57,6 +58,8 @@ public final class Canvas {
         if lower.hasSuffix(".png") { kind = .png } else if lower.hasSuffix(".svg") { kind = .svg } else {
             throw .unknownImageType(path)
         }
+        // Before any drawing: cairo would say only "error while writing to output stream".
+        if let why = missingFolder(of: path) { throw .cairo(path: path, detail: why) }
         self.path = path
         self.width = Double(width)
         self.height = Double(height)

@@ -1,6 +1,7 @@
 import CSndFile
 import FoundationEssentials
 import Glibc
+import HarkSystem
 
 /// Writes interleaved `Float` samples to an audio file through libsndfile.
 ///
@@ -52,7 +53,7 @@ public final class SoundFileWriter {
             throw .unsupportedOutputEncoding(path: path, detail: "libsndfile cannot write \(format) at \(sampleRate) Hz")
         }
         guard let h = sf_open(temporaryPath, Int32(SFM_WRITE), &info) else {
-            throw .cannotCreate(path: path, detail: String(cString: sf_strerror(nil)))
+            throw .cannotCreate(path: path, detail: missingFolder(of: path) ?? String(cString: sf_strerror(nil)))
         }
         handle = h
         if format.encoding.isInteger {

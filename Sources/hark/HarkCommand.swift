@@ -29,6 +29,10 @@ struct HarkCommand: ParsableCommand {
         sigemptyset(&stop)
         for s in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] { sigaddset(&stop, s) }
         sigprocmask(SIG_UNBLOCK, &stop, nil)
+        if let unknown = unknownSubcommand(CommandLine.arguments) {
+            Diagnostics.error(unknown)
+            Foundation.exit(ExitCode.validationFailure.rawValue)
+        }
         do {
             var command = try parseAsRoot()
             try command.run()
@@ -60,6 +64,44 @@ struct HarkCommand: ParsableCommand {
         guard let first = lines.first else { return message }
         let choices = lines.dropFirst().map { $0.hasPrefix("- ") ? String($0.dropFirst(2)) : $0 }
         return choices.isEmpty ? first : first + " " + choices.joined(separator: ", ")
+    }
+
+    /// A word where a command expects one of its subcommands but that names none of them: the
+    /// parser would call it and what follows "unexpected arguments". Says which command it is
+    /// not, and the nearest name when a letter or two is off.
+    static func unknownSubcommand(_ arguments: [String]) -> String? {
+        var path = ["hark"]
+        var command: ParsableCommand.Type = HarkCommand.self
+        for word in arguments.dropFirst() {
+            let subcommands = command.configuration.subcommands
+            guard !subcommands.isEmpty, !word.hasPrefix("-"), word != "help" else { return nil }
+            guard let sub = subcommands.first(where: { $0._commandName == word || $0.configuration.aliases.contains(word) }) else {
+                let here = path.joined(separator: " ")
+                let names = subcommands.map { $0._commandName }
+                let nearest = names.map { (name: $0, distance: editDistance(word, $0)) }.min { $0.distance < $1.distance }
+                let hint = nearest.flatMap { $0.distance <= 2 ? "; did you mean '\($0.name)'?" : nil } ?? ""
+                return "'\(word)' is not a command of \(here)\(hint) (its commands: \(names.joined(separator: ", "))) (see '\(here) --help')"
+            }
+            path.append(word)
+            command = sub
+        }
+        return nil
+    }
+
+    /// Levenshtein distance: insertions, deletions and substitutions, one each.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        var row = Array(0...b.count)
+        for i in 1...max(1, a.count) where !a.isEmpty {
+            var previous = row[0]
+            row[0] = i
+            for j in 1...max(1, b.count) where !b.isEmpty {
+                let saved = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+                previous = saved
+            }
+        }
+        return a.isEmpty ? b.count : row[b.count]
     }
 
     /// The command a usage error belongs to, for its help: `hark generate`, `hark catalogue add`.

@@ -52,7 +52,8 @@ struct HarkdCommand: AsyncParsableCommand {
         return FileManager.default.fileExists(atPath: packaged) ? packaged : nil
     }
 
-    @Option(name: [.customShort("D"), .long], help: ArgumentHelp("ALSA capture device.", valueName: "name"))
+    @Option(name: [.customShort("D"), .long], help: ArgumentHelp("ALSA capture device.", valueName: "name"),
+            completion: .custom { _, _, _ in CaptureDevices.pcms().map(\.name) })
     var device: String?
 
     @Option(help: ArgumentHelp("Sample rate to ask for.", valueName: "Hz"))

@@ -85,6 +85,28 @@ import Testing
         #expect(none.status == 2 && none.stdout.contains("no watermark found"), "\(none.stdout)")
     }
 
+    /// A catalogue read with another key than its creatives were marked with says so, by the
+    /// keys' fingerprints (the file holds those, never a key), where it would otherwise say only
+    /// "no watermark found"; the same key says nothing.
+    @Test func aDetectionWithAnotherKeyIsToldSo() throws {
+        let host = try generate("music", "host.wav"), aired = dir.file("aired.wav"), catalogue = dir.file("keyed.hark")
+        #expect(try Hark.run(["embed", host, aired, "--payload", "c0ffee42", "--key", "my secret", "--catalogue", catalogue]).status == 0)
+        let noise = try generate("pink", "noise.wav")
+        #expect(try Hark.run(["catalogue", "add", catalogue, noise, "--payload", "1234", "--key", "my secret"]).status == 0)
+        let other = try generate("pink", "other.wav", seed: 9)
+        let wrong = try Hark.run(["detect", other, "--catalogue", catalogue])
+        #expect(wrong.status == 2)
+        #expect(wrong.stderr.contains("warning: 2 of 2 campaigns in \(catalogue) were marked with another key (fingerprint "), "\(wrong.stderr)")
+        #expect(wrong.stdout.contains("no watermark found (2 campaign(s) of the catalogue were marked with another key than the one given)"),
+                "\(wrong.stdout)")
+        let right = try Hark.run(["detect", other, "--catalogue", catalogue, "--key", "my secret"])
+        #expect(right.status == 2 && !right.stderr.contains("another key") && right.stdout.hasSuffix("no watermark found\n"), "\(right.stderr)")
+        // The mark itself needs the key; the creative's sound does not.
+        let marked = try Hark.run(["detect", "--json", aired, "--catalogue", catalogue])
+        #expect(marked.jsonObjects.compactMap { $0 }.allSatisfy { $0["evidence"] as? String == "sound" }, "\(marked.stdout)")
+        #expect(try Hark.run(["detect", "--json", aired, "--catalogue", catalogue, "--key", "my secret"]).stdout.contains("mark+sound"))
+    }
+
     @Test func refusesCataloguesItCannotTrustByName() throws {
         let (catalogue, aired) = try catalogue()
         let missing = dir.file("none.hark")

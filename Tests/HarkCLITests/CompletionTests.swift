@@ -26,7 +26,9 @@ import Testing
         let dir = NSTemporaryDirectory() + "hark-complete-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        FileManager.default.createFile(atPath: dir + "/recording.wav", contents: Data())
+        // Beside a recording, what sits beside recordings: a log, a pid file, a picture.
+        for name in ["recording.wav", "rec.log", "rec.pid", "rec.png"] { FileManager.default.createFile(atPath: dir + "/" + name, contents: Data()) }
+        try FileManager.default.createDirectory(atPath: dir + "/recordings", withIntermediateDirectories: true)
         let script = dir + "/completion.bash"
         let generate = Process()
         generate.executableURL = tool
@@ -42,6 +44,10 @@ import Testing
         let bash = Process()
         bash.executableURL = URL(fileURLWithPath: "/bin/bash")
         bash.currentDirectoryURL = URL(fileURLWithPath: dir)
+        // A custom completion runs the tool by its name, as an installed one is found.
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = tool.deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        bash.environment = environment
         bash.arguments = ["-c", """
             source completion.bash
             COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1); COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}
@@ -59,10 +65,17 @@ import Testing
     @Test func bashCompletesFileNamesAndTheValuesOfModeAndFormat() throws {
         // Before, no argument completed a file name and --mode offered nothing.
         let harkd = Hark.executable.deletingLastPathComponent().appendingPathComponent("harkd")
-        #expect(try offered(Hark.executable, ["hark", "analyze", "rec"]) == ["recording.wav"])
-        #expect(try offered(Hark.executable, ["hark", "detect", "--catalogue", "rec"]) == ["recording.wav"])
-        #expect(try offered(harkd, ["harkd", "--config", "rec"]) == ["recording.wav"])
+        // Audio and folders, not the log, the pid file or the picture beside them.
+        #expect(try offered(Hark.executable, ["hark", "analyze", "rec"]).sorted() == ["recording.wav", "recordings"])
+        #expect(try offered(Hark.executable, ["hark", "detect", "rec"]).sorted() == ["recording.wav", "recordings"])
+        #expect(try offered(Hark.executable, ["hark", "detect", "--catalogue", "recording"]).sorted() == ["recording.wav", "recordings"])
+        #expect(try offered(harkd, ["harkd", "--config", "recording"]).sorted() == ["recording.wav", "recordings"])
         #expect(try offered(harkd, ["harkd", "--mode", ""]) == ["on-demand", "continuous"])
         #expect(try offered(harkd, ["harkd", "--format", ""]) == ["S16", "S32", "FLOAT"])
+        // -D offers the PCMs ALSA's configuration names, as --list-devices lists them.
+        let listed = try Hark.run(["--list-devices"], executable: harkd).stdoutLines
+            .prefix { !$0.hasPrefix("sound cards:") }.dropFirst().compactMap { $0.split(separator: " ").first.map(String.init) }
+        let devices = try offered(harkd, ["harkd", "-D", ""])
+        #expect(!devices.isEmpty && devices == listed.filter { $0 != "(none:" }, "\(devices) against \(listed)")
     }
 }

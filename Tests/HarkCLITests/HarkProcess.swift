@@ -33,7 +33,7 @@ enum Hark {
     /// - Parameter input: bytes written to standard input through a pipe that is then closed
     ///   (nil: standard input is /dev/null).
     static func run(_ arguments: [String], in directory: String? = nil, environment: [String: String]? = nil,
-                    input: [UInt8]? = nil) throws -> HarkRun {
+                    input: [UInt8]? = nil, executable: URL = Hark.executable) throws -> HarkRun {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments

@@ -208,6 +208,10 @@ import Testing
         let sim = try Hark.run(["simulate", marked, received, "--speaker", "150:12000", "--rt60", "0.4", "--distance", "1",
                                 "--noise", "pink", "--snr", "20", "--mic", "100:8000", "--drift-ppm", "-150", "--rate", "16000"])
         #expect(sim.status == 0, "\(sim.stderr)")
+        // The line says what was made and through which stages, in order.
+        #expect(sim.stdoutLines.last?.hasSuffix(", 16000 Hz, one channel; speaker 150–12000 Hz, room RT60 0.4 s at 1 m in 54 m³, "
+                                                 + "pink noise at SNR 20 dB, microphone 100–8000 Hz, clock -150 ppm") == true,
+                "\(sim.stdout)")
         let report = try #require(try Hark.run(["analyze", "--json", received]).jsonObjects.last ?? nil)
         #expect(report["rate"] as? Int == 16_000 && report["channels"] as? Int == 1)
         #expect(try Hark.run(["detect", "--json", received]).stdout.contains("5eed5eed"))

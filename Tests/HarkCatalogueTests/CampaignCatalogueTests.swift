@@ -101,6 +101,37 @@ import Testing
         }
     }
 
+    /// Version 5 keeps the fingerprint of the key each creative was marked with, never the key:
+    /// read back for listening too, and a version-4 file reads with none and gains the table when
+    /// next written; a row that is not eight hex digits refuses the file by name.
+    @Test func keepsTheFingerprintOfEachCreativesKeyNotTheKey() throws {
+        let path = temporary.file("keys.hark")
+        let key = WatermarkKey(text: "my secret")
+        #expect(key.fingerprint.count == 8 && key.fingerprint.allSatisfy(\.isHexDigit))
+        #expect(key.fingerprint != WatermarkKey.demo.fingerprint && key.fingerprint == WatermarkKey(text: "my secret").fingerprint)
+        let file = try CampaignCatalogue.openForWriting(path)
+        try file.add(Campaign(payload: WatermarkPayload(7), sound: try print(3), keyFingerprint: key.fingerprint))
+        try file.add(Campaign(payload: WatermarkPayload(8), sound: try print(4)))
+        #expect(try CampaignCatalogue.read(path).map(\.keyFingerprint) == [key.fingerprint, nil])
+        #expect(try CampaignCatalogue.readForListening(path).keyFingerprints == [key.fingerprint, nil])
+        let bytes = try #require(FileManager.default.contents(atPath: path))
+        #expect(bytes.range(of: Data("my secret".utf8)) == nil, "the key itself is not in the file")
+        // Which campaigns another key cannot read, in a line that says so.
+        let other = try #require(MarkKeyCheck.otherKey([key.fingerprint, nil], key: .demo, catalogue: "keys.hark"))
+        #expect(other.count == 1 && other.line.contains("1 of 2 campaigns in keys.hark were marked with another key (fingerprint \(key.fingerprint))"))
+        #expect(MarkKeyCheck.otherKey([key.fingerprint, nil], key: key, catalogue: "keys.hark") == nil)
+
+        let old = temporary.file("v4.hark")
+        try CampaignCatalogue.openForWriting(old).add(Campaign(payload: WatermarkPayload(9), sound: try print(5)))
+        try sql(old, "drop table mark_key")
+        try setUserVersion(old, 4)
+        #expect(try CampaignCatalogue.read(old).map(\.keyFingerprint) == [nil])
+        try CampaignCatalogue.openForWriting(old).add(Campaign(payload: WatermarkPayload(10), sound: try print(6), keyFingerprint: "0badf00d"))
+        #expect(try CampaignCatalogue.read(old).map(\.keyFingerprint) == [nil, "0badf00d"])
+        try sql(old, "update mark_key set fingerprint = 12345 where payload = 10")
+        #expect(throws: CatalogueError.damaged(old, "a mark key row is not what this version writes")) { try CampaignCatalogue.read(old) }
+    }
+
     @Test func keepsAiringKeysAndTheirChannels() throws {
         let path = temporary.file("airing.hark")
         let key = try AiringKey(bytes: Array(0..<32))

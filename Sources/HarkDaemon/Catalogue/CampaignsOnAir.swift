@@ -36,14 +36,16 @@ struct CampaignsOnAir {
     private var landmarks = true
 
     /// Reads `path` (nil: no catalogue) for `today`; returns a line for the log.
-    mutating func load(_ path: String?, reading: SoundReadingChoice = .both, today: String = Campaign.today()) -> String? {
+    /// With `key`, the line also says how many campaigns were marked with another key.
+    mutating func load(_ path: String?, reading: SoundReadingChoice = .both, key: WatermarkKey? = nil,
+                       today: String = Campaign.today()) -> String? {
         guard let path else {
             let had = self.path
             self = CampaignsOnAir()
             return had.map { "catalogue \($0) no longer configured: listening for marks alone" }
         }
         do {
-            let (read, built, keyed, learned) = try Self.index(path)
+            let (read, built, keyed, learned, fingerprints) = try Self.index(path)
             (self.path, error, day) = (path, nil, "")
             campaigns = read
             airing = keyed
@@ -59,7 +61,8 @@ struct CampaignsOnAir {
             choose(today: today)
             let other = learned.otherModel > 0
                 ? "; \(learned.otherModel) read by another build's sound embedder, heard by their landmarks alone" : ""
-            return "catalogue \(path): \(read.count) campaign(s), \(payloadsOnAir.count) on air today" + other
+            let otherKey = key.flatMap { MarkKeyCheck.otherKey(fingerprints, key: $0, catalogue: path) }.map { "; " + $0.line } ?? ""
+            return "catalogue \(path): \(read.count) campaign(s), \(payloadsOnAir.count) on air today" + other + otherKey
         } catch {
             self.error = "\(error)"
             if self.path != path || campaigns.isEmpty {
@@ -72,7 +75,7 @@ struct CampaignsOnAir {
     /// The campaigns of the catalogue at `path` and the index of their sound (nil: none), the
     /// file closed when this returns.
     private static func index(_ path: String) throws
-        -> ([CampaignDates], SoundIndex?, [AiringCampaign], (index: EmbeddingIndex?, otherModel: Int)) {
+        -> ([CampaignDates], SoundIndex?, [AiringCampaign], (index: EmbeddingIndex?, otherModel: Int), [String?]) {
         let read = try CampaignCatalogue.readForListening(path)
         guard read.campaigns.count <= WatermarkDetector.maxCatalogue else {
             throw CatalogueError.damaged(path, "\(read.campaigns.count) campaigns; harkd listens for at most \(WatermarkDetector.maxCatalogue)")
@@ -84,7 +87,7 @@ struct CampaignsOnAir {
         // Read from the file one creative at a time as the index is built.
         let index = read.campaigns.isEmpty ? nil : SoundIndex(readings: read.readings, sharing: read.sharing)
         if let failure = read.readings.failure { throw failure }
-        return (read.campaigns, index, read.airing, EmbeddingIndex.forCatalogue(read.embeddings))
+        return (read.campaigns, index, read.airing, EmbeddingIndex.forCatalogue(read.embeddings), read.keyFingerprints)
     }
 
     /// Picks the campaigns on air on `today`; returns whether that changed what is listened for.

@@ -54,7 +54,7 @@ public final class Daemon: Service, Sendable {
         current = Locked(configuration)
         budget = OutputBudget(clients: configuration.resolvedMaxClients)
         var onAir = CampaignsOnAir()
-        if let line = onAir.load(configuration.catalogueFile, reading: configuration.soundReading) {
+        if let line = onAir.load(configuration.catalogueFile, reading: configuration.soundReading, key: configuration.watermarkKey) {
             if onAir.error == nil { logger.info("\(line)") } else { logger.error("\(line)") }
         }
         campaigns = Locked(onAir)
@@ -212,7 +212,7 @@ public final class Daemon: Service, Sendable {
         hub.configure(continuous: fresh.mode == .continuous, calibration: fresh.calibration, device: fresh.capture.device,
                       shakeEvidence: fresh.shakeEvidence)
         let onAir = campaigns.withLock { c in
-            if let line = c.load(fresh.catalogueFile, reading: fresh.soundReading) {
+            if let line = c.load(fresh.catalogueFile, reading: fresh.soundReading, key: fresh.watermarkKey) {
                 if c.error == nil { logger.info("SIGHUP: \(line)") } else { logger.error("SIGHUP: \(line)") }
             }
             return c

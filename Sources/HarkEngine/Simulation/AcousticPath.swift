@@ -42,6 +42,33 @@ public struct AcousticPath: Sendable {
 
     public init() {}
 
+    /// The stages this path applies, in order, for a person: "aac64, speaker 150–12000 Hz,
+    /// room RT60 0.5 s at 2.7 m in 54 m³, babble at SNR 10 dB"; "unchanged" when none.
+    public var stages: String {
+        func hz(_ r: ClosedRange<Double>) -> String { "\(number(r.lowerBound))–\(number(r.upperBound)) Hz" }
+        func number(_ v: Double) -> String { v == v.rounded() && abs(v) < 1e9 ? String(Int(v)) : String(cFormat: "%g", v) }
+        var parts: [String] = []
+        if let codec { parts.append(codec) }
+        if let speaker { parts.append("speaker \(hz(speaker))") }
+        if let rt60 { parts.append("room RT60 \(number(rt60)) s at \(number(distance)) m in \(number(volume)) m³") }
+        if let noise {
+            let name: String
+            switch noise {
+            case .pink: name = "pink noise"
+            case .white: name = "white noise"
+            case .babble: name = "babble"
+            case .crowd: name = "crowd"
+            case .file(let f): name = f.split(separator: "/").last.map(String.init) ?? f
+            }
+            parts.append("\(name) at SNR \(number(snr)) dB")
+        }
+        if let mic { parts.append("microphone \(hz(mic))") }
+        if driftPPM != 0 { parts.append(String(cFormat: "clock %+g ppm", driftPPM)) }
+        if gain != 0 { parts.append(String(cFormat: "gain %+g dB", gain)) }
+        if clip { parts.append("clipped at full scale") }
+        return parts.isEmpty ? "unchanged" : parts.joined(separator: ", ")
+    }
+
     public static let codecs: [String: (ext: String, args: [String])] = [
         "aac64": ("m4a", ["-c:a", "aac", "-b:a", "64k"]),
         "aac96": ("m4a", ["-c:a", "aac", "-b:a", "96k"]),

@@ -14,7 +14,7 @@ struct Analyze: ParsableCommand {
         per file (see docs/protocol.md).
         """)
 
-    @Argument(help: "Audio files to analyse.", completion: .file())
+    @Argument(help: "Audio files to analyse.", completion: .audio)
     var files: [String]
 
     @Flag(help: "One JSON object per line instead of a summary.")

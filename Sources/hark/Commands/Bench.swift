@@ -93,6 +93,15 @@ struct TransparencyBenchCommand: ParsableCommand {
 
     func validate() throws {
         if let draws, draws < 1 { throw ValidationError("--draws must be at least 1") }
+        if let strengths, Self.parse(strengths: strengths) == nil {
+            throw ValidationError("--strengths: expected numbers separated by commas, got '\(strengths)'")
+        }
+    }
+
+    static func parse(strengths: String) -> [Double]? {
+        let values = strengths.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard !values.isEmpty, values.allSatisfy({ $0 != nil }) else { return nil }
+        return values.map { $0! }
     }
 
     func run() throws {
@@ -103,14 +112,7 @@ struct TransparencyBenchCommand: ParsableCommand {
             Diagnostics.error("\(definitions): \(error)")
             throw ExitCode.failure
         }
-        if let strengths {
-            let values = strengths.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-            guard !values.isEmpty, values.allSatisfy({ $0 != nil }) else {
-                Diagnostics.error("--strengths: expected numbers separated by commas, got '\(strengths)'")
-                throw ExitCode.failure
-            }
-            d.strengths = values.map { $0! }
-        }
+        if let strengths, let values = Self.parse(strengths: strengths) { d.strengths = values }
         if let seed { d.seed = seed }
         if let draws { d.draws = draws }
         if let version = format.version { d.formatVersion = version }

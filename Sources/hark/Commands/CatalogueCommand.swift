@@ -26,7 +26,7 @@ struct CatalogueCommand: ParsableCommand {
         @Argument(help: "Catalogue file.", completion: .file())
         var catalogue: String
 
-        @Argument(help: "The creative as aired: an audio file, its mark already in it.", completion: .file())
+        @Argument(help: "The creative as aired: an audio file, its mark already in it.", completion: .audio)
         var creative: String
 
         @Option(help: ArgumentHelp("The payload its mark carries: 1 to 8 hex digits.", valueName: "hex"))
@@ -34,16 +34,34 @@ struct CatalogueCommand: ParsableCommand {
 
         @OptionGroup var campaign: CampaignOptions
 
+        @Option(help: ArgumentHelp("""
+            The key the creative was marked with (hark embed's --key). Only its fingerprint is kept, \
+            never the key, so that a detection with another key can say so.
+            """, valueName: "text"))
+        var key: String?
+
+        @Option(help: ArgumentHelp("Read that key from a file (its bytes).", valueName: "path"), completion: .file())
+        var keyFile: String?
+
         func validate() throws {
             do { _ = try WatermarkPayload(hex: payload) } catch { throw ValidationError("--payload: \(error)") }
+            if key != nil && keyFile != nil { throw ValidationError("give --key or --key-file, not both") }
+            if let k = key, k.isEmpty { throw ValidationError("--key is empty") }
             if campaign.hasAiringKey != (campaign.airingChannels != nil) {
                 throw ValidationError("--airing-key and --airing-channels go together: the key's codes are per channel")
             }
         }
 
         func run() throws {
+            var markKey = key.map(WatermarkKey.init(text:))
+            if let keyFile {
+                do { markKey = try KeyFile.read(keyFile) } catch {
+                    Diagnostics.error(error.description)
+                    throw ExitCode.failure
+                }
+            }
             let added = try CampaignOptions.add(creative: creative, payload: try WatermarkPayload(hex: payload), to: catalogue,
-                                                details: campaign)
+                                                details: campaign, keyFingerprint: markKey?.fingerprint)
             try LineWriter.standardOutput.write(line: "\(catalogue): added \(added.payload.hex)" + (added.name.map { " (\($0))" } ?? "")
                 + String(format: ", %.1f s, %d bytes of sound reading", added.sound.duration, added.sound.bytes.count))
         }
@@ -199,7 +217,7 @@ struct CampaignOptions: ParsableArguments {
 
     /// Reads the creative's sound and adds the campaign; every error is one line naming its file.
     static func add(creative: String, payload: WatermarkPayload, to path: String, details: CampaignOptions,
-                    channels fallback: [UInt16]? = nil) throws -> Campaign {
+                    channels fallback: [UInt16]? = nil, keyFingerprint: String? = nil) throws -> Campaign {
         let sound: SoundPrint, embeddings: CreativeEmbeddings
         do {
             (sound, embeddings) = try CreativeReading.readBoth(SoundFileSource(path: creative))
@@ -213,7 +231,7 @@ struct CampaignOptions: ParsableArguments {
         let channels = details.airingChannels.flatMap(CampaignCatalogue.channels) ?? fallback
         let airing = details.parsedAiringKey.map { AiringCampaign(campaign: payload, key: $0, channels: channels ?? []) }
         let campaign = Campaign(payload: payload, name: details.name, from: details.from, until: details.until, sound: sound, airing: airing,
-                                embeddings: embeddings)
+                                embeddings: embeddings, keyFingerprint: keyFingerprint)
         do {
             // What the creatives share is found once here, not by every device that loads the file.
             let file = try CampaignCatalogue.openForWriting(path)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HarkCatalogue
 import HarkDSP
 import HarkEngine
 import HarkSoundFile
@@ -15,7 +16,7 @@ struct Detect: ParsableCommand {
         found, 2 when every file was searched and none was, 1 when a file could not be read.
         """)
 
-    @Argument(help: "Audio files to search.", completion: .file())
+    @Argument(help: "Audio files to search.", completion: .audio)
     var files: [String]
 
     @Flag(help: "One JSON object per line.")
@@ -29,7 +30,11 @@ struct Detect: ParsableCommand {
     func run() throws {
         let key = try keys.resolve()
         let chosen = try catalogue.resolve()
-        let listening = try airing.listening(for: chosen?.airing ?? [], catalogue: catalogue.catalogue ?? catalogue.catalogueFile ?? "")
+        let catalogueName = catalogue.catalogue ?? catalogue.catalogueFile ?? ""
+        let listening = try airing.listening(for: chosen?.airing ?? [], catalogue: catalogueName)
+        // Said once, before any file: a detection with another key finds no mark in any of them.
+        let otherKey = chosen.flatMap { MarkKeyCheck.otherKey($0.keyFingerprints, key: key, catalogue: catalogueName) }
+        if let otherKey { Diagnostics.warning(otherKey.line) }
         let out = LineWriter.standardOutput
         var found = 0
         try Diagnostics.eachFile(files) { _, given in
@@ -50,7 +55,10 @@ struct Detect: ParsableCommand {
             if unusable > 0 {
                 Diagnostics.warning("\(path): \(unusable) samples were not finite or beyond ±\(Int(WatermarkDetector.sampleLimit)) × full scale; the watermark search read them as 0 or clamped")
             }
-            if !json && count == 0 { try out.write(line: "\(path): no watermark found") }
+            if !json && count == 0 {
+                let why = otherKey.map { " (\($0.count) campaign(s) of the catalogue were marked with another key than the one given)" } ?? ""
+                try out.write(line: "\(path): no watermark found\(why)")
+            }
             found += count
         }
         if found == 0 { throw ExitCode.nothingHeard }

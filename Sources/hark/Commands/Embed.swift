@@ -33,7 +33,7 @@ struct Embed: ParsableCommand {
           stadium +10 dB          −3.21 / −3.53
         """)
 
-    @Argument(help: "Host audio file (not with --live).", completion: .file())
+    @Argument(help: "Host audio file (not with --live).", completion: .audio)
     var inputFile: String?
 
     @Argument(help: "Output file (.wav, .flac, .ogg, .aiff, .raw; not with --live).", completion: .file())
@@ -170,7 +170,7 @@ struct Embed: ParsableCommand {
         if let catalogue {
             // The creative as it leaves the embedder: the catalogue holds what will air.
             let added = try CampaignOptions.add(creative: output, payload: try WatermarkPayload(hex: payload), to: catalogue, details: campaign,
-                                                channels: channel.map { [$0] })
+                                                channels: channel.map { [$0] }, keyFingerprint: key.fingerprint)
             try LineWriter.report(writing: output).write(line: "\(catalogue): added \(added.payload.hex)")
         }
     }

@@ -16,7 +16,7 @@ struct Feed: ParsableCommand {
         next one and resumes where the programme has got to.
         """)
 
-    @Argument(help: "Input audio (any format hark reads).", completion: .file()) var input: String
+    @Argument(help: "Input audio (any format hark reads).", completion: .audio) var input: String
     @Argument(help: ArgumentHelp("A FIFO (made with mkfifo), or - for stdout.", valueName: "output"), completion: .file()) var output: String
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Output sample rate.", valueName: "Hz"))

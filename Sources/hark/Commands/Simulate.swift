@@ -15,7 +15,7 @@ struct Simulate: ParsableCommand {
         .wav output is 32-bit float unless the path clips.
         """)
 
-    @Argument(help: "Input audio.", completion: .file()) var input: String
+    @Argument(help: "Input audio.", completion: .audio) var input: String
     @Argument(help: "Output audio.", completion: .file()) var output: String
 
     @Option(help: ArgumentHelp("aac64, aac96, aac128, mp3_64, mp3_128, opus32, opus64.", valueName: "codec"))
@@ -99,6 +99,14 @@ struct Simulate: ParsableCommand {
             Diagnostics.error(error.description)
             throw ExitCode.failure
         }
-        try LineWriter.report(writing: output).write(line: "wrote \(output)")
+        // What was made, so a bench log says which path each file went through.
+        var summary = "wrote \(output)"
+        if let written = try? SoundFileReader(path: output) {
+            summary += String(format: ": %.2f s, %d Hz, one channel", Double(written.declaredFrames) / Double(written.sampleRate),
+                              written.sampleRate)
+            written.close()
+        }
+        summary += "; \(path.stages)"
+        try LineWriter.report(writing: output).write(line: summary)
     }
 }

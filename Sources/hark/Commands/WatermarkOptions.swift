@@ -87,6 +87,8 @@ struct CatalogueOptions: ParsableArguments {
         var sound: AnalysisPipeline.SoundSearch?
         /// The campaigns whose marks carry airing codes.
         var airing: [AiringCampaign] = []
+        /// The fingerprint of the key each campaign was marked with (nil: not known).
+        var keyFingerprints: [String?] = []
     }
 
     func validate() throws {
@@ -144,7 +146,7 @@ struct CatalogueOptions: ParsableArguments {
         sound.landmarks = reading != .learned
         // A campaign with airing codes is heard by its codes, never by a static payload.
         return Resolved(payloads: campaigns.filter { $0.airing == nil }.map(\.payload), sound: sound,
-                        airing: campaigns.compactMap(\.airing))
+                        airing: campaigns.compactMap(\.airing), keyFingerprints: campaigns.map(\.keyFingerprint))
     }
 
     private static func parse(_ text: String, source: String) throws -> [WatermarkPayload] {
