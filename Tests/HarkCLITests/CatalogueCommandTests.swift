@@ -107,6 +107,29 @@ import Testing
         #expect(try Hark.run(["detect", "--json", aired, "--catalogue", catalogue, "--key", "my secret"]).stdout.contains("mark+sound"))
     }
 
+    /// A creative that cannot be what aired is added all the same (a campaign may be heard by its
+    /// sound alone) but not in silence: a silent file, and with --key a payload whose mark is
+    /// not in it, each get a warning; a marked creative with its key gets none.
+    @Test func addingSilenceOrAnUnmarkedCreativeIsWarnedAbout() throws {
+        let catalogue = dir.file("warned.hark")
+        let quiet = dir.file("quiet.wav")
+        #expect(try Hark.run(["generate", "sine", quiet, "--level", "-120", "--duration", "5"]).status == 0)
+        let silent = try Hark.run(["catalogue", "add", catalogue, quiet, "--payload", "5"])
+        #expect(silent.status == 0 && silent.stderr.contains("warning: \(quiet) is silent (its peak is -") && silent.stderr.contains("dB re full scale)"), "\(silent.stderr)")
+        let noise = try generate("pink", "noise.wav")
+        let unmarked = try Hark.run(["catalogue", "add", catalogue, noise, "--payload", "1234", "--key", "my secret"])
+        #expect(unmarked.status == 0 && unmarked.stderr.contains("\(noise): no mark of payload 00001234 heard in it with the key given"),
+                "\(unmarked.stderr)")
+        // Without a key nothing is looked for; with the key it was marked with, it is heard.
+        #expect(try Hark.run(["catalogue", "add", catalogue, noise, "--payload", "1234"]).stderr.isEmpty)
+        let host = try generate("music", "host.wav"), aired = dir.file("aired.wav")
+        #expect(try Hark.run(["embed", host, aired, "--payload", "c0ffee42", "--key", "my secret"]).status == 0)
+        let marked = try Hark.run(["catalogue", "add", catalogue, aired, "--payload", "c0ffee42", "--key", "my secret"])
+        #expect(marked.status == 0 && marked.stderr.isEmpty, "\(marked.stderr)")
+        #expect(try Hark.run(["catalogue", "add", catalogue, aired, "--payload", "c0ffee43", "--key", "my secret"]).stderr
+            .contains("no mark of payload c0ffee43"))
+    }
+
     @Test func refusesCataloguesItCannotTrustByName() throws {
         let (catalogue, aired) = try catalogue()
         let missing = dir.file("none.hark")

@@ -61,7 +61,7 @@ struct CatalogueCommand: ParsableCommand {
                 }
             }
             let added = try CampaignOptions.add(creative: creative, payload: try WatermarkPayload(hex: payload), to: catalogue,
-                                                details: campaign, keyFingerprint: markKey?.fingerprint)
+                                                details: campaign, markKey: markKey, lookForTheMark: markKey != nil)
             try LineWriter.standardOutput.write(line: "\(catalogue): added \(added.payload.hex)" + (added.name.map { " (\($0))" } ?? "")
                 + String(format: ", %.1f s, %d bytes of sound reading", added.sound.duration, added.sound.bytes.count))
         }
@@ -216,8 +216,13 @@ struct CampaignOptions: ParsableArguments {
     }
 
     /// Reads the creative's sound and adds the campaign; every error is one line naming its file.
+    /// - Parameters:
+    ///   - markKey: the key the creative was marked with, when known: its fingerprint is kept.
+    ///   - lookForTheMark: warn when the creative's payload is not heard in it with `markKey`
+    ///     (the creative was marked elsewhere: an unmarked file or another key is caught here,
+    ///     not on air).
     static func add(creative: String, payload: WatermarkPayload, to path: String, details: CampaignOptions,
-                    channels fallback: [UInt16]? = nil, keyFingerprint: String? = nil) throws -> Campaign {
+                    channels fallback: [UInt16]? = nil, markKey: WatermarkKey? = nil, lookForTheMark: Bool = false) throws -> Campaign {
         let sound: SoundPrint, embeddings: CreativeEmbeddings
         do {
             (sound, embeddings) = try CreativeReading.readBoth(SoundFileSource(path: creative))
@@ -228,10 +233,12 @@ struct CampaignOptions: ParsableArguments {
             Diagnostics.error("\(creative): \(error)")
             throw ExitCode.failure
         }
+        warnings(creative: creative, payload: payload, markKey: lookForTheMark && details.parsedAiringKey == nil ? markKey : nil)
+            .forEach(Diagnostics.warning)
         let channels = details.airingChannels.flatMap(CampaignCatalogue.channels) ?? fallback
         let airing = details.parsedAiringKey.map { AiringCampaign(campaign: payload, key: $0, channels: channels ?? []) }
         let campaign = Campaign(payload: payload, name: details.name, from: details.from, until: details.until, sound: sound, airing: airing,
-                                embeddings: embeddings, keyFingerprint: keyFingerprint)
+                                embeddings: embeddings, keyFingerprint: markKey?.fingerprint)
         do {
             // What the creatives share is found once here, not by every device that loads the file.
             let file = try CampaignCatalogue.openForWriting(path)
@@ -242,6 +249,33 @@ struct CampaignOptions: ParsableArguments {
             throw ExitCode.failure
         }
         return campaign
+    }
+
+    /// What is wrong with a creative that is still added: silence (its sound names nothing and
+    /// it carries no mark), or, with `markKey`, its payload not heard in it by either profile.
+    private static func warnings(creative: String, payload: WatermarkPayload, markKey: WatermarkKey?) -> [String] {
+        guard let source = try? SoundFileSource(path: creative) else { return [] }
+        var peak: Float = 0
+        var buffer = [Float](repeating: 0, count: 8192 * max(1, source.channels))
+        while let n = try? buffer.withUnsafeMutableBufferPointer({ try source.read(into: $0) }), n > 0 {
+            for v in buffer.prefix(n * source.channels) where v.isFinite { peak = max(peak, abs(v)) }
+        }
+        // 80 dB under full scale: quieter than any creative as aired, louder than dither alone.
+        guard peak >= 1e-4 else {
+            return ["\(creative) is silent (its peak is \(peak > 0 ? String(format: "%.0f", 20 * log10(Double(peak))) : "-inf") dB re full scale): "
+                    + "its sound names nothing and it carries no mark"]
+        }
+        guard let markKey else { return [] }
+        for profile in [WatermarkProfile.tv, .stadium] {
+            var heard = false
+            guard let again = try? SoundFileSource(path: creative) else { return [] }
+            _ = try? WatermarkScan.run(source: again, key: markKey, profile: profile, catalogue: [payload]) { d in
+                if d.payload == payload { heard = true }
+            }
+            if heard { return [] }
+        }
+        return ["\(creative): no mark of payload \(payload.hex) heard in it with the key given (tv or stadium profile): "
+                + "added all the same, heard by its sound alone unless it is the creative as aired, marked with that key"]
     }
 
     /// A catalogue's campaigns, or an error line naming the file and exit 1.

@@ -170,7 +170,7 @@ struct Embed: ParsableCommand {
         if let catalogue {
             // The creative as it leaves the embedder: the catalogue holds what will air.
             let added = try CampaignOptions.add(creative: output, payload: try WatermarkPayload(hex: payload), to: catalogue, details: campaign,
-                                                channels: channel.map { [$0] }, keyFingerprint: key.fingerprint)
+                                                channels: channel.map { [$0] }, markKey: key)
             try LineWriter.report(writing: output).write(line: "\(catalogue): added \(added.payload.hex)")
         }
     }
