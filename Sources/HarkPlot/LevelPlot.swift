@@ -31,6 +31,9 @@ public struct PlotData {
     public var statistics: [(label: String, level: Double)] = []
     public var bands: [(label: String, level: Double?)] = []
     public var detections: [(time: Double, label: String)] = []
+    /// Whether the audio was searched for watermarks: with none found, the legend says so (a
+    /// picture without marks does not tell "none heard" from "not looked for").
+    public var watermarkSearched = false
     public var spectrogram: SpectrogramImage?
 
     public init(title: String, duration: Double, unit: String) {
@@ -77,13 +80,30 @@ public enum LevelPlot {
     }
 
     /// An axis title along a panel `height` tall: `long` when it fits, else `short`, else the
-    /// font shrunk until it does.
-    static func axisTitle(_ c: Canvas, long: String, short: String, x: Double, y: Double, height: Double) {
+    /// font shrunk until it does. Returns whether `long` was drawn (else its unit must be said
+    /// elsewhere).
+    @discardableResult
+    static func axisTitle(_ c: Canvas, long: String, short: String, x: Double, y: Double, height: Double) -> Bool {
         var size = 11.0
         var title = c.textWidth(long, size: size) <= height - 4 ? long : short
         while c.textWidth(title, size: size) > height - 4 && size > 6 { size -= 0.5 }
         if c.textWidth(title, size: size) > height - 4 { title = "dB" }
         c.text(title, x: x, y: y + height / 2, size: size, anchor: .centre, rotated: true)
+        return title == long
+    }
+
+    /// Baselines for labels of `size` points in a column, each as near its wanted baseline as
+    /// it can be, kept `spacing` apart and clear of `reserved` (top, bottom) spans, in the order
+    /// given (top first).
+    static func stack(_ wanted: [Double], spacing: Double, reserved: [(Double, Double)], size: Double) -> [Double] {
+        var out: [Double] = []
+        for w in wanted {
+            var b = max(w, (out.last ?? -.infinity) + spacing)
+            // A label's box runs from 0.8 × size above its baseline to 0.25 × size below.
+            for (top, bottom) in reserved where b - 0.8 * size < bottom && b + 0.25 * size > top { b = bottom + 0.8 * size + 2 }
+            out.append(b)
+        }
+        return out
     }
 
     /// The level axis of `values`: whole tens around them, at most some 90 dB under the top
@@ -118,22 +138,13 @@ public enum LevelPlot {
         frame(c, x: x, y: y, width: width, height: height)
         yTicks(c, lo: lo, hi: hi, step: step, x: x, y: y, width: width, height: height, format: { String(format: "%.0f", $0) })
         timeTicks(c, duration: duration, x: x, y: y + height, width: width)
-        axisTitle(c, long: "level (\(data.unit))", short: "level (dB)", x: x - 52, y: y, height: height)
+        let longTitle = axisTitle(c, long: "level (\(data.unit))", short: "level (dB)", x: x - 52, y: y, height: height)
         c.text("time (s)", x: x + width / 2, y: y + height + 34, size: 11, anchor: .centre)
         let series: [[Double?]] = [data.intervals.map(\.LAF), running, data.intervals.map(\.LCpeak)]
         for (k, s) in series.enumerated() {
             let (r, g, b) = colours[k].1
             c.setColour(r, g, b)
             c.polyline(zip(data.intervals, s).map { i, l in l.map { (px(i.time), py($0)) } }, width: k == 2 ? 1 : 1.6)
-        }
-        c.setColour(0.2, 0.6, 0.2)
-        // Labels of levels within a few dB of each other are stepped down so none hides another.
-        var lastLabel = -Double.infinity
-        for (label, level) in data.statistics.sorted(by: { $0.level > $1.level }) {
-            c.line(from: (x, py(level)), to: (x + width, py(level)), width: 0.8, dash: [5, 4])
-            let ly = max(py(level) - 3, lastLabel + 12)
-            c.text("\(label) \(String(format: "%.1f", level))", x: x + width - 4, y: ly, size: 10, anchor: .right)
-            lastLabel = ly
         }
         markDetections(data, on: c, x: x, y: y, width: width, height: height, duration: duration, labels: true)
         // Legend: the series that have data (a harkd noise session's levels carry no LAeq).
@@ -145,11 +156,28 @@ public enum LevelPlot {
             c.text(name, x: x + width + 36, y: ly, size: 11)
             ly += 16
         }
-        if !data.detections.isEmpty {
+        if !data.detections.isEmpty || data.watermarkSearched {
             c.setColour(0.7, 0.1, 0.6)
             c.line(from: (x + width + 8, ly - 4), to: (x + width + 30, ly - 4), width: 2, dash: [3, 2])
             c.setColour(0, 0, 0)
-            c.text("watermark", x: x + width + 36, y: ly, size: 11)
+            c.text(data.detections.isEmpty ? "watermark: none" : "watermark", x: x + width + 36, y: ly, size: 11)
+            ly += 16
+        }
+        if !longTitle {
+            // The axis had room for "level (dB)" only: the reference goes under the legend.
+            c.text(data.unit, x: x + width + 8, y: ly, size: 10)
+            ly += 14
+        }
+        // The statistical levels: dashed across the panel, labelled in the margin beside it,
+        // where no curve runs; each label as near its line as the others and the legend allow,
+        // a leader joining them.
+        let statistics = data.statistics.sorted { $0.level > $1.level }
+        let baselines = stack(statistics.map { py($0.level) + 4 }, spacing: 12, reserved: [(y, ly - 8)], size: 10)
+        c.setColour(0.2, 0.6, 0.2)
+        for ((label, level), baseline) in zip(statistics, baselines) {
+            c.line(from: (x, py(level)), to: (x + width, py(level)), width: 0.8, dash: [5, 4])
+            c.line(from: (x + width, py(level)), to: (x + width + 6, baseline - 4), width: 0.8)
+            c.text("\(label) \(String(format: "%.1f", level))", x: x + width + 8, y: baseline, size: 10)
         }
     }
 

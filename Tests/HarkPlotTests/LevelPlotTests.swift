@@ -146,6 +146,58 @@ import Testing
         }
         // The key says what its numbers are, and the spectrum what it shows.
         #expect(texts.contains { $0.text.hasSuffix(" dB") } && texts.contains { $0.text.hasPrefix("LZeq") })
+        // The level axis's title had room for "level (dB)" alone: the reference is said beside it.
+        #expect(texts.contains { $0.text.contains("re full-scale sine") }, "\(texts.map(\.text))")
+    }
+
+    /// LA10 / LA50 / LA90 were labelled inside the level panel, over the curves (at the default
+    /// size the running LAeq crossed the LA50 label): now in the margin, clear of the curves'
+    /// rectangle, of each other and of the legend, each at most a few labels from its line.
+    @Test func theStatisticalLevelsAreLabelledClearOfTheCurves() throws {
+        for (width, height) in [(640, 480), (1000, 700)] {
+            var d = burst(withSpectrogram: true)
+            d.statistics = [("LA10", -12.0), ("LA50", -13.2), ("LA90", -14.1)]
+            let canvas = try Canvas(path: dir + "/stats-\(width).png", width: width, height: height)
+            LevelPlot.draw(d, on: canvas)
+            try canvas.finish()
+            let panelRight = Double(width) - LevelPlot.right
+            let labels = canvas.texts.filter { $0.text.hasPrefix("LA10 ") || $0.text.hasPrefix("LA50 ") || $0.text.hasPrefix("LA90 ") }
+            #expect(labels.count == 3)
+            for l in labels { #expect(l.minX > panelRight && l.maxX <= Double(width), "\(l) inside the panel at \(width)×\(height)") }
+            let legend = canvas.texts.filter { ["LAF", "LAeq, running", "LCpeak", "watermark"].contains($0.text) }
+            for l in labels {
+                for o in legend + labels where o.text != l.text { #expect(!l.overlaps(o), "'\(l.text)' overlaps '\(o.text)'") }
+            }
+            // Highest first, top to bottom, as their lines are.
+            #expect(labels.map(\.text.first) == labels.sorted { $0.minY < $1.minY }.map(\.text.first))
+            #expect(labels.sorted { $0.minY < $1.minY }.map { String($0.text.prefix(4)) } == ["LA10", "LA50", "LA90"])
+        }
+    }
+
+    /// A search for watermarks that heard none says so: a picture without marks did not tell
+    /// "none heard" from "not looked for".
+    @Test func aSearchThatHeardNothingSaysSo() throws {
+        var d = burst(withSpectrogram: false)
+        d.detections = []
+        d.watermarkSearched = true
+        let canvas = try Canvas(path: dir + "/none.png", width: 900, height: 600)
+        LevelPlot.draw(d, on: canvas)
+        #expect(canvas.texts.contains { $0.text == "watermark: none" })
+        d.watermarkSearched = false
+        let plain = try Canvas(path: dir + "/plain.png", width: 900, height: 600)
+        LevelPlot.draw(d, on: plain)
+        #expect(!plain.texts.contains { $0.text.hasPrefix("watermark") })
+    }
+
+    /// A picture drawn from a log is titled by the audio the log measured, the log beside it.
+    @Test func aLogsPictureIsTitledByItsAudio() {
+        var log = PlotLog(name: "/tmp/levels.jsonl")
+        log.add(["class": "level", "file": "/data/carriage.flac", "t": 0.5, "LAF": -30.0, "LAeq": -31.0, "LCpeak": -12.0])
+        log.add(["class": "report", "file": "/data/carriage.flac", "duration": 0.5, "LAeq": -31.0])
+        #expect(log.data.title == "carriage.flac (log levels.jsonl): LAeq -31.0 dB re full-scale sine, 0.5 s", "\(log.data.title)")
+        var session = PlotLog(name: "harkd noise session")
+        session.add(["class": "level", "t": 0.1, "LAF": -30.0])
+        #expect(session.data.title == "harkd noise session")
     }
 
     @Test func runningLAeqIsTheEnergyAverageSoFar() {

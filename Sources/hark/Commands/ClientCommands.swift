@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HarkClient
 import HarkEngine
+import HarkPlot
 
 /// `--socket` and `--json`, shared by the commands that talk to harkd.
 struct DaemonOptions: ParsableArguments {

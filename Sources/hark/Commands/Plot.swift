@@ -117,6 +117,7 @@ struct Plot: ParsableCommand {
                                      watermarkCatalogue: chosen?.payloads, sound: chosen?.sound, watermarkProfile: keys.watermarkProfile))
         var data = PlotData(title: (input as NSString).lastPathComponent, duration: seconds ?? 0,
                             unit: calibration == 0 ? "dB re full-scale sine" : "dB SPL")
+        data.watermarkSearched = key != nil
         let report = try analysis.run(emit: { event in
             switch event {
             case .level(let l):
@@ -199,42 +200,6 @@ struct Plot: ParsableCommand {
         let canvas = try Canvas(path: path, width: width, height: height)
         LevelPlot.draw(data, on: canvas)
         try canvas.finish()
-    }
-}
-
-/// A picture's data gathered message by message: level, report and detection objects of
-/// `hark analyze --json` or of a harkd noise session, each read once as it comes.
-struct PlotLog {
-    private(set) var data: PlotData
-    private var previous = 0.0
-
-    init(name: String) {
-        data = PlotData(title: (name as NSString).lastPathComponent, duration: 0, unit: "dB re full-scale sine")
-    }
-
-    mutating func add(_ object: [String: Any]) {
-        switch object["class"] as? String {
-        case "level":
-            guard let t = object["t"] as? Double else { return }
-            data.intervals.append(.init(time: t, duration: t - previous, LAF: object["LAF"] as? Double,
-                                        LAeq: object["LAeq"] as? Double, LCpeak: object["LCpeak"] as? Double))
-            previous = t
-            data.duration = max(data.duration, t)
-        case "detection":
-            if let t = object["t"] as? Double, let p = object["payload"] as? String { data.detections.append((t, p)) }
-        case "report":
-            data.duration = object["duration"] as? Double ?? data.duration
-            if let c = object["calibration"] as? Double, c != 0 { data.unit = "dB SPL" }
-            data.statistics = ["LA10", "LA50", "LA90"].compactMap { k in (object[k] as? Double).map { (k, $0) } }
-            if let bands = object["bands"] as? [String: Any] {
-                data.bands = bands.keys.sorted { (Double($0) ?? 0) < (Double($1) ?? 0) }.map { ($0, bands[$0] as? Double) }
-            }
-            if let l = object["LAeq"] as? Double {
-                data.title += String(format: ": LAeq %.1f %@, %.1f s", l, data.unit, data.duration)
-            }
-        default:
-            return
-        }
     }
 }
 
