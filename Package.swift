@@ -22,15 +22,19 @@ import PackageDescription
 //                        readings (through HarkSpool's SQLite connection)
 //   HarkPlot             owns cairo surfaces: levels, spectra and spectrograms as PNG or SVG
 //   HarkEngine           wires a source through the analysers into events and sinks
+//   HarkLab              the benches (generated and recorded hosts, the audfprint anchor):
+//                        linked by hark-lab alone
 //   HarkDaemon           harkd's service: sessions, the JSON-lines socket protocol (SwiftNIO),
 //                        configuration, systemd integration
 //   HarkClient           a small blocking client of that protocol (plain POSIX sockets)
 //   hark, harkd          the command line and the daemon (swift-argument-parser)
+//   hark-lab             the benches' command line
 let package = Package(
     name: "Hark",
     products: [
         .executable(name: "hark", targets: ["hark"]),
         .executable(name: "harkd", targets: ["harkd"]),
+        .executable(name: "hark-lab", targets: ["hark-lab"]),
         // Hark is an application. These libraries are for the benchmarks beside it
         // (Benchmarks/, a path dependency); HarkDSP's `unsafeFlags` below mean no package can
         // depend on Hark by version, which is deliberate: programs talk to harkd over its socket
@@ -93,6 +97,9 @@ let package = Package(
         .target(name: "HarkDSP", dependencies: ["HarkFFT", "HarkBLAS", "CSoundModel"],
                 swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         .target(name: "HarkEngine", dependencies: ["HarkDSP", "HarkSoundFile", "HarkSystem"]),
+        // The lab: benches on generated and recorded audio, the audfprint anchor. hark and
+        // harkd do not link it; hark-lab runs it.
+        .target(name: "HarkLab", dependencies: ["HarkEngine", "HarkDSP", "HarkSoundFile", "HarkSystem"]),
         .target(
             name: "HarkDaemon",
             dependencies: [
@@ -111,6 +118,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .executableTarget(
+            name: "hark-lab",
+            dependencies: [
+                "HarkLab", "HarkEngine", "HarkDSP",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+        .executableTarget(
             name: "harkd",
             dependencies: [
                 "HarkDaemon", "HarkEngine", "HarkCapture",
@@ -126,7 +139,8 @@ let package = Package(
         .testTarget(name: "HarkCatalogueTests", dependencies: ["HarkTesting", "HarkCatalogue", "HarkDSP"]),
         .testTarget(name: "HarkPlotTests", dependencies: ["HarkTesting", "HarkPlot"]),
         .testTarget(name: "HarkEngineTests", dependencies: ["HarkTesting", "HarkEngine"]),
-        .testTarget(name: "HarkCLITests", dependencies: ["hark", "HarkCatalogue", "HarkDSP", "HarkPlot", "HarkTesting"]),
+        .testTarget(name: "HarkLabTests", dependencies: ["HarkTesting", "HarkLab", "HarkEngine", "HarkDSP"]),
+        .testTarget(name: "HarkCLITests", dependencies: ["hark", "hark-lab", "HarkCatalogue", "HarkDSP", "HarkPlot", "HarkTesting"]),
         // Test doubles for capture (ALSA file-plugin configurations, fault injection), shared
         // by the capture and daemon tests.
         .target(name: "HarkCaptureTesting", dependencies: ["HarkCapture"], path: "Tests/HarkCaptureTesting"),

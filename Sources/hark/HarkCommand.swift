@@ -11,12 +11,12 @@ struct HarkCommand: ParsableCommand {
         abstract: "Measure sound levels, mark and detect adverts by watermark and by their own sound, and talk to harkd.",
         discussion: """
         The meter: analyze, plot, calibrate. Adverts: embed, detect, catalogue. Test signals \
-        and acoustic paths: generate, simulate, bench. harkd's clients: status, watch, shake, \
+        and acoustic paths: generate, simulate (the benches that measure Hark are hark-lab's). harkd's clients: status, watch, shake, \
         noise, spool, and feed (a stand-in microphone). Each command's --help says more; \
         docs/ in the source has the reference.
         """,
         version: Hark.version,
-        subcommands: [Analyze.self, Plot.self, Generate.self, Calibrate.self, Embed.self, Detect.self, Simulate.self, Bench.self,
+        subcommands: [Analyze.self, Plot.self, Generate.self, Calibrate.self, Embed.self, Detect.self, Simulate.self,
                       Feed.self, Status.self, Watch.self, Shake.self, Noise.self, SpoolCommand.self, CatalogueCommand.self])
 
     /// Like ArgumentParser's `main()`, but every error is one line on stderr (the usage text
@@ -77,6 +77,7 @@ struct HarkCommand: ParsableCommand {
             guard !subcommands.isEmpty, !word.hasPrefix("-"), word != "help" else { return nil }
             guard let sub = subcommands.first(where: { $0._commandName == word || $0.configuration.aliases.contains(word) }) else {
                 let here = path.joined(separator: " ")
+                if here == "hark", word == "bench" { return "the benches are hark-lab's: hark-lab bench \(arguments.dropFirst(2).joined(separator: " "))" }
                 let names = subcommands.map { $0._commandName }
                 let nearest = names.map { (name: $0, distance: editDistance(word, $0)) }.min { $0.distance < $1.distance }
                 let hint = nearest.flatMap { $0.distance <= 2 ? "; did you mean '\($0.name)'?" : nil } ?? ""

@@ -30,6 +30,9 @@ enum Hark {
         fatalError("hark executable not found near \(CommandLine.arguments[0]); build it first")
     }()
 
+    /// `hark-lab`, built beside `hark`.
+    static let lab = executable.deletingLastPathComponent().appendingPathComponent("hark-lab")
+
     /// - Parameter input: bytes written to standard input through a pipe that is then closed
     ///   (nil: standard input is /dev/null).
     static func run(_ arguments: [String], in directory: String? = nil, environment: [String: String]? = nil,

@@ -27,7 +27,10 @@ import Testing
 
     @Test func usageErrorsExit64AndFailuresExit1() throws {
         #expect(try Hark.run(["analyze", "--interval", "-1", "x.wav"]).status == 64)
-        #expect(try Hark.run(["bench", "transparency", "--strengths", "1,x"]).status == 64)
+        #expect(try Hark.run(["bench", "transparency", "--strengths", "1,x"], executable: Hark.lab).status == 64)
+        // The benches left hark for hark-lab, and hark says where they went.
+        let moved = try Hark.run(["bench", "watermark", "--quick"])
+        #expect(moved.status == 64 && moved.stderr.contains("the benches are hark-lab's: hark-lab bench watermark --quick"), "\(moved.stderr)")
         #expect(try Hark.run(["analyze", "/nonexistent/absent.wav"]).status == 1)
         // help and options before a command are still the parser's.
         #expect(try Hark.run(["help", "detect"]).status == 0)

@@ -247,7 +247,7 @@ import Testing
         let definitions = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../signals/watermark-bench.json").path
         let run = try Hark.run(["bench", "watermark", "--definitions", definitions, "--work", dir.file("bench")],
-                               environment: environment)
+                               environment: environment, executable: Hark.lab)
         #expect(run.status == 1)
         #expect(run.stderr.contains("ffmpeg is not installed") && run.stderr.contains("broadcast AAC"), "\(run.stderr)")
         #expect(run.stdout.isEmpty)

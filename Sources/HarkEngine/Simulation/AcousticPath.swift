@@ -202,7 +202,7 @@ public enum Simulation {
         return count > 0 ? energy / Double(count) : 0
     }
 
-    static func findExecutable(_ name: String) -> String? {
+    public static func findExecutable(_ name: String) -> String? {
         for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
             let p = "\(dir)/\(name)"
             if FileManager.default.isExecutableFile(atPath: p) { return p }
@@ -210,7 +210,7 @@ public enum Simulation {
         return nil
     }
 
-    static func runProcess(_ executable: String, _ arguments: [String]) throws {
+    public static func runProcess(_ executable: String, _ arguments: [String]) throws {
         let run = try Subprocess.run(executable, arguments, keepOutput: false)
         guard run.status == 0 else {
             throw SimulationError.codecFailed(String(decoding: run.standardError, as: UTF8.self).trimmingWhitespace())

@@ -3,7 +3,7 @@ import HarkSoundFile
 
 /// Reads interleaved audio in blocks of up to 4096 frames and mixes each block down to mono:
 /// the loop every offline stage starts with. Its buffers are allocated once.
-struct MonoBlockReader {
+public struct MonoBlockReader {
     static let blockFrames = 4096
     private var mixer: ChannelMixer
     private let channels: Int
@@ -21,20 +21,20 @@ struct MonoBlockReader {
         mono = [Float](repeating: 0, count: Self.blockFrames)
     }
 
-    init(_ source: AudioSource, selection: ChannelMixer.Selection = .average) {
+    public init(_ source: AudioSource, selection: ChannelMixer.Selection = .average) {
         self.init(channels: source.channels, selection: selection) { try source.read(into: $0) }
     }
 
-    init(_ reader: SoundFileReader) {
+    public init(_ reader: SoundFileReader) {
         self.init(channels: reader.channels) { try reader.read(into: $0) }
     }
 
     /// Samples that were not finite (read as 0) or beyond ±``ChannelMixer/sampleLimit``
     /// (clamped to it) so far.
-    var unusableSamples: Int { mixer.replacedSamples + mixer.clampedSamples }
+    public var unusableSamples: Int { mixer.replacedSamples + mixer.clampedSamples }
 
     /// The next block in mono, empty at the end of the input. Use it before the next call.
-    mutating func next() throws -> ArraySlice<Float> {
+    public mutating func next() throws -> ArraySlice<Float> {
         let read = self.read
         let n = try interleaved.withUnsafeMutableBufferPointer { try read($0) }
         guard n > 0 else { return [] }

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
+import HarkDSP
 import HarkEngine
+import HarkLab
 
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -39,22 +41,22 @@ struct WatermarkBenchCommand: ParsableCommand {
         do {
             d = try BenchDefinition.load(path: definitions)
         } catch {
-            Diagnostics.error("\(definitions): \(error)")
+            Lab.error("\(definitions): \(error)")
             throw ExitCode.failure
         }
         if quick { d = d.quick }
         if let strength { d.strength = strength }
         do {
-            let report = try WatermarkBench.run(d, workDirectory: work) { Diagnostics.progress($0) }
+            let report = try WatermarkBench.run(d, workDirectory: work) { Lab.progress($0) }
             try LineWriter.standardOutput.write(raw: WatermarkBench.table(report))
         } catch let error as BenchHosts.Failure {
-            Diagnostics.error(error.description)
+            Lab.error(error.description)
             throw ExitCode.failure
         } catch let error as WatermarkBench.Failure {
-            Diagnostics.error(error.description)
+            Lab.error(error.description)
             throw ExitCode.failure
         } catch let error as AudfprintAnchor.Failure {
-            Diagnostics.error(error.description)
+            Lab.error(error.description)
             throw ExitCode.failure
         }
     }
@@ -89,7 +91,9 @@ struct TransparencyBenchCommand: ParsableCommand {
                                valueName: "n"))
     var draws: Int?
 
-    @OptionGroup var format: FormatVersionOption
+    /// A study's format (tools/watermark-format-study); no detector reads version 2.
+    @Option(help: ArgumentHelp(visibility: .private))
+    var formatVersion: Int?
 
     func validate() throws {
         if let draws, draws < 1 { throw ValidationError("--draws must be at least 1") }
@@ -109,21 +113,21 @@ struct TransparencyBenchCommand: ParsableCommand {
         do {
             d = try TransparencyDefinition.load(path: definitions)
         } catch {
-            Diagnostics.error("\(definitions): \(error)")
+            Lab.error("\(definitions): \(error)")
             throw ExitCode.failure
         }
         if let strengths, let values = Self.parse(strengths: strengths) { d.strengths = values }
         if let seed { d.seed = seed }
         if let draws { d.draws = draws }
-        if let version = format.version { d.formatVersion = version }
+        if let version = formatVersion.flatMap(WatermarkFormat.Version.init(rawValue:)) { d.formatVersion = version }
         do {
-            let report = try TransparencyBench.run(d, workDirectory: work) { Diagnostics.progress($0) }
+            let report = try TransparencyBench.run(d, workDirectory: work) { Lab.progress($0) }
             try LineWriter.standardOutput.write(raw: TransparencyBench.table(report))
         } catch let error as PEAQGrader.Failure {
-            Diagnostics.error(error.description)
+            Lab.error(error.description)
             throw ExitCode.failure
         } catch let error as BenchHosts.Failure {
-            Diagnostics.error(error.description)
+            Lab.error(error.description)
             throw ExitCode.failure
         }
     }

@@ -2,7 +2,8 @@ import Foundation
 import HarkDSP
 import HarkTesting
 import Testing
-@testable import HarkEngine
+@testable import HarkLab
+import HarkEngine
 
 /// What the robustness bench refuses before it runs a trial.
 @Suite struct WatermarkBenchTests {

@@ -1,3 +1,4 @@
+import HarkEngine
 import FoundationEssentials
 import Glibc
 import HarkSystem
@@ -82,7 +83,7 @@ public struct BenchReport: Sendable {
     public var tools: [String] = []
 }
 
-/// `hark bench watermark`: embeds random payloads into every host, passes each marked host
+/// `hark-lab bench watermark`: embeds random payloads into every host, passes each marked host
 /// through every condition's acoustic path, and runs a fresh detector over windows of each
 /// length at random offsets. Reports detection rate, wrong payloads and median time to detect
 /// per condition and window; then false detections over unmarked audio and with a wrong key.

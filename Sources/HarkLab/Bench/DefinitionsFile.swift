@@ -1,3 +1,4 @@
+import HarkEngine
 import FoundationEssentials
 import Glibc
 

@@ -1,3 +1,4 @@
+import HarkEngine
 import FoundationEssentials
 import Glibc
 import HarkSystem
@@ -176,7 +177,7 @@ public struct TransparencyReport: Sendable {
     public var draws: Int { rows.first?.grades.first?.odgs.count ?? 0 }
 }
 
-/// `hark bench transparency`: marks every host in every profile at every strength and grades
+/// `hark-lab bench transparency`: marks every host in every profile at every strength and grades
 /// the marked file against its host with PEAQ.
 ///
 /// Both files are graded as they would be delivered: 16-bit, each with its own TPDF dither.

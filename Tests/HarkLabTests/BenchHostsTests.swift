@@ -1,7 +1,8 @@
 import Foundation
 import HarkTesting
 import Testing
-@testable import HarkEngine
+@testable import HarkLab
+import HarkEngine
 
 /// The benches' host cache: a host is generated once per work folder and reused, so a reused
 /// file must be the one that was asked for.

@@ -1,7 +1,8 @@
 import Foundation
 import HarkTesting
 import Testing
-@testable import HarkEngine
+@testable import HarkLab
+import HarkEngine
 
 /// A bench's definitions file that does not decode is refused with the field and the place.
 struct DefinitionsFileTests {

@@ -2,7 +2,8 @@ import Foundation
 import HarkTesting
 import Testing
 @testable import HarkDSP
-@testable import HarkEngine
+@testable import HarkLab
+import HarkEngine
 import HarkSoundFile
 
 /// The transparency bench's parts that need no PEAQ: its definitions, its table and what it
