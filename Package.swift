@@ -16,10 +16,11 @@ import PackageDescription
 //   HarkDSP              the DSP core: frames, filters, meter, bands, signal synthesis.
 //                        Knows nothing of files, sockets or ALSA.
 //   HarkCapture          owns ALSA PCM handles; the capture thread and its ring buffer
-//   HarkSpool            owns the SQLite connection: the durable queue of records to deliver
+//   HarkSQLite           owns SQLite connections and statements; result codes as Swift errors
+//   HarkSpool            the durable queue of records to deliver (a SQLite file)
 //   HarkMQTT             owns the libmosquitto client handle: the uplink's transport
 //   HarkCatalogue        the campaign catalogue: a SQLite file of payloads, dates and sound
-//                        readings (through HarkSpool's SQLite connection)
+//                        readings
 //   HarkPlot             owns cairo surfaces: levels, spectra and spectrograms as PNG or SVG
 //   HarkEngine           wires a source through the analysers into events and sinks
 //   HarkLab              the benches (generated and recorded hosts, the audfprint anchor):
@@ -87,9 +88,10 @@ let package = Package(
         .target(name: "HarkFFT", dependencies: ["CFFTW", "HarkSystem"]),
         .target(name: "HarkBLAS", dependencies: ["COpenBLAS"]),
         .target(name: "HarkSoundFile", dependencies: ["CSndFile", "HarkSystem"]),
-        .target(name: "HarkSpool", dependencies: ["CSQLite", "HarkSystem"]),
+        .target(name: "HarkSQLite", dependencies: ["CSQLite"]),
+        .target(name: "HarkSpool", dependencies: ["HarkSQLite", "HarkSystem"]),
         .target(name: "HarkMQTT", dependencies: ["CMosquitto"]),
-        .target(name: "HarkCatalogue", dependencies: ["HarkSpool", "HarkDSP", "HarkSystem"]),
+        .target(name: "HarkCatalogue", dependencies: ["HarkSQLite", "HarkDSP", "HarkSystem"]),
         .target(name: "HarkPlot", dependencies: ["CCairo", "HarkSystem"]),
         // Optimised in debug builds too: unoptimised, the watermark detector's vector code runs
         // at about 2.5x real time (190x optimised), too slow for harkd to keep up with the
@@ -135,7 +137,7 @@ let package = Package(
         .testTarget(name: "HarkFFTTests", dependencies: ["HarkFFT"]),
         .testTarget(name: "HarkDSPTests", dependencies: ["HarkDSP", "HarkFFT"], exclude: ["Fixtures"]),
         .testTarget(name: "HarkSoundFileTests", dependencies: ["HarkTesting", "HarkSoundFile"]),
-        .testTarget(name: "HarkSpoolTests", dependencies: ["HarkTesting", "HarkSpool"]),
+        .testTarget(name: "HarkSpoolTests", dependencies: ["HarkTesting", "HarkSpool", "HarkSQLite"]),
         .testTarget(name: "HarkCatalogueTests", dependencies: ["HarkTesting", "HarkCatalogue", "HarkDSP"]),
         .testTarget(name: "HarkPlotTests", dependencies: ["HarkTesting", "HarkPlot"]),
         .testTarget(name: "HarkEngineTests", dependencies: ["HarkTesting", "HarkEngine"]),
@@ -150,7 +152,7 @@ let package = Package(
         .testTarget(
             name: "HarkDaemonTests",
             dependencies: [
-                "HarkDaemon", "HarkClient", "HarkCapture", "HarkCaptureTesting", "HarkSpool", "HarkSystem", "HarkTesting", "HarkCatalogue",
+                "HarkDaemon", "HarkClient", "HarkCapture", "HarkCaptureTesting", "HarkSpool", "HarkSQLite", "HarkSystem", "HarkTesting", "HarkCatalogue",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),

@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Glibc
 import HarkDSP
-import HarkSpool
+import HarkSQLite
 import HarkSystem
 
 /// A campaign on air: the payload its mark carries, when it airs, and the reading of its

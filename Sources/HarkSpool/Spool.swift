@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import HarkSQLite
 import HarkSystem
 
 /// A durable queue of the records harkd makes (noise reports, detections, shake results),

@@ -7,6 +7,7 @@ import NIOEmbedded
 import Synchronization
 import Testing
 @testable import HarkDaemon
+import HarkSQLite
 @testable import HarkSpool
 
 /// Sessions driven by synthetic audio and detections, with EmbeddedChannel clients.

@@ -1,6 +1,7 @@
 import Foundation
 import HarkTesting
 import Testing
+import HarkSQLite
 @testable import HarkSpool
 
 /// The spool on real SQLite files in a temporary folder.

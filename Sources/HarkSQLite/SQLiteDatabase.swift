@@ -20,7 +20,7 @@ public struct SQLiteError: Error, CustomStringConvertible, Equatable {
 
 /// One SQLite connection: owns the `sqlite3` handle and its prepared statements, and turns
 /// result codes into ``SQLiteError``. Not thread-safe: one owner uses it (``Spool`` keeps it
-/// behind a lock). Package-wide: the campaign catalogue (HarkCatalogue) is a SQLite file too.
+/// behind a lock). The spool (HarkSpool) and the campaign catalogue (HarkCatalogue) both use it.
 package final class SQLiteDatabase {
     package let path: String
     private var handle: OpaquePointer?
