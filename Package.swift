@@ -13,8 +13,9 @@ import PackageDescription
 //   HarkFFT              owns FFTW plans and buffers
 //   HarkBLAS             OpenBLAS's sgemm, single-threaded
 //   HarkSoundFile        owns libsndfile handles; audio files in and out
-//   HarkDSP              the DSP core: frames, filters, meter, bands, signal synthesis.
-//                        Knows nothing of files, sockets or ALSA.
+//   HarkDSP              the DSP core: frames, filters, meter, bands, the mark, the sound
+//                        readings. Knows nothing of files, sockets or ALSA.
+//   HarkSynthesis        test signals and generated programme (hark generate, the benches)
 //   HarkCapture          owns ALSA PCM handles; the capture thread and its ring buffer
 //   HarkSQLite           owns SQLite connections and statements; result codes as Swift errors
 //   HarkSpool            the durable queue of records to deliver (a SQLite file)
@@ -41,6 +42,7 @@ let package = Package(
         // depend on Hark by version, which is deliberate: programs talk to harkd over its socket
         // (docs/protocol.md), not by linking the engine.
         .library(name: "HarkDSP", targets: ["HarkDSP"]),
+        .library(name: "HarkSynthesis", targets: ["HarkSynthesis"]),
         .library(name: "HarkEngine", targets: ["HarkEngine"]),
         .library(name: "HarkClient", targets: ["HarkClient"]),
         .library(name: "HarkSpool", targets: ["HarkSpool"]),
@@ -98,10 +100,13 @@ let package = Package(
         // 2x-real-time capture the daemon tests feed it (the tests build everything in debug).
         .target(name: "HarkDSP", dependencies: ["HarkFFT", "HarkBLAS", "CSoundModel"],
                 swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
-        .target(name: "HarkEngine", dependencies: ["HarkDSP", "HarkSoundFile", "HarkSystem"]),
+        // Test signals and generated programme (music, speech-like babble, the stadium cue): what
+        // hark generate writes and the benches play, not part of the analysis.
+        .target(name: "HarkSynthesis", dependencies: ["HarkDSP"]),
+        .target(name: "HarkEngine", dependencies: ["HarkDSP", "HarkSynthesis", "HarkSoundFile", "HarkSystem"]),
         // The lab: benches on generated and recorded audio, the audfprint anchor. hark and
         // harkd do not link it; hark-lab runs it.
-        .target(name: "HarkLab", dependencies: ["HarkEngine", "HarkDSP", "HarkSoundFile", "HarkSystem"]),
+        .target(name: "HarkLab", dependencies: ["HarkEngine", "HarkDSP", "HarkSynthesis", "HarkSoundFile", "HarkSystem"]),
         .target(
             name: "HarkDaemon",
             dependencies: [
@@ -116,7 +121,7 @@ let package = Package(
         .executableTarget(
             name: "hark",
             dependencies: [
-                "HarkEngine", "HarkDSP", "HarkSoundFile", "HarkClient", "HarkSpool", "HarkPlot", "HarkCatalogue", "HarkCapture",
+                "HarkEngine", "HarkDSP", "HarkSynthesis", "HarkSoundFile", "HarkClient", "HarkSpool", "HarkPlot", "HarkCatalogue", "HarkCapture",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .executableTarget(
@@ -135,13 +140,14 @@ let package = Package(
             ]),
         .testTarget(name: "HarkSystemTests", dependencies: ["HarkSystem"]),
         .testTarget(name: "HarkFFTTests", dependencies: ["HarkFFT"]),
-        .testTarget(name: "HarkDSPTests", dependencies: ["HarkDSP", "HarkFFT"], exclude: ["Fixtures"]),
+        .testTarget(name: "HarkDSPTests", dependencies: ["HarkDSP", "HarkFFT", "HarkSynthesis"], exclude: ["Fixtures"]),
+        .testTarget(name: "HarkSynthesisTests", dependencies: ["HarkSynthesis", "HarkDSP"]),
         .testTarget(name: "HarkSoundFileTests", dependencies: ["HarkTesting", "HarkSoundFile"]),
         .testTarget(name: "HarkSpoolTests", dependencies: ["HarkTesting", "HarkSpool", "HarkSQLite"]),
-        .testTarget(name: "HarkCatalogueTests", dependencies: ["HarkTesting", "HarkCatalogue", "HarkDSP"]),
+        .testTarget(name: "HarkCatalogueTests", dependencies: ["HarkTesting", "HarkCatalogue", "HarkDSP", "HarkSynthesis"]),
         .testTarget(name: "HarkPlotTests", dependencies: ["HarkTesting", "HarkPlot"]),
-        .testTarget(name: "HarkEngineTests", dependencies: ["HarkTesting", "HarkEngine"]),
-        .testTarget(name: "HarkLabTests", dependencies: ["HarkTesting", "HarkLab", "HarkEngine", "HarkDSP"]),
+        .testTarget(name: "HarkEngineTests", dependencies: ["HarkTesting", "HarkEngine", "HarkSynthesis"]),
+        .testTarget(name: "HarkLabTests", dependencies: ["HarkTesting", "HarkLab", "HarkEngine", "HarkDSP", "HarkSynthesis"]),
         .testTarget(name: "HarkCLITests", dependencies: ["hark", "hark-lab", "HarkCatalogue", "HarkDSP", "HarkPlot", "HarkTesting"]),
         // Test doubles for capture (ALSA file-plugin configurations, fault injection), shared
         // by the capture and daemon tests.
@@ -152,7 +158,7 @@ let package = Package(
         .testTarget(
             name: "HarkDaemonTests",
             dependencies: [
-                "HarkDaemon", "HarkClient", "HarkCapture", "HarkCaptureTesting", "HarkSpool", "HarkSQLite", "HarkSystem", "HarkTesting", "HarkCatalogue",
+                "HarkDaemon", "HarkClient", "HarkCapture", "HarkCaptureTesting", "HarkSpool", "HarkSQLite", "HarkSynthesis", "HarkSystem", "HarkTesting", "HarkCatalogue",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),

@@ -15,6 +15,7 @@ let package = Package(
             name: "hark-bench",
             dependencies: [
                 .product(name: "HarkDSP", package: harkIdentity),
+                .product(name: "HarkSynthesis", package: harkIdentity),
                 .product(name: "HarkEngine", package: harkIdentity),
                 .product(name: "HarkCatalogue", package: harkIdentity),
             ]),

@@ -1,5 +1,6 @@
 import Foundation
 import HarkDSP
+import HarkSynthesis
 import HarkTesting
 import Testing
 @testable import HarkCatalogue

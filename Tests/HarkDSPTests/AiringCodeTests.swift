@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import HarkDSP
+import HarkSynthesis
 
 /// Airing codes: the keyed function pinned by outside vectors, the schedule a device listens
 /// for, and a mark whose payload changes at a minute, read back minute by minute.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import HarkDSP
+import HarkSynthesis
 
 /// The learned reading's decision alone, with the network this build carries: a creative named
 /// through a room with talkers by the evidence along one alignment, decoys refused, the

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import HarkDSP
+import HarkSynthesis
 
 /// The mark read where the campaign's sound places its creative
 /// (``WatermarkDetector/confirm(_:creativeStart:)``): what it hears, what it refuses, and the

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import HarkDSP
+import HarkSynthesis
 
 /// The perceptual model on its own: known masking cases from the literature, and the threshold
 /// in quiet.

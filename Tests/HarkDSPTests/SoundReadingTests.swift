@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import HarkDSP
+import HarkSynthesis
 
 /// The reading of a creative's own sound alone: landmarks, the catalogue's index with what
 /// creatives share left out, and the matcher through a room, noise and clock drift.

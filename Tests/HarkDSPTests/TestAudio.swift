@@ -1,4 +1,5 @@
 @testable import HarkDSP
+import HarkSynthesis
 
 /// Signals the DSP tests listen to, from the project's generators.
 enum TestAudio {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import HarkDSP
+import HarkSynthesis
 
 @Suite struct ThirdOctaveBandsTests {
     private func analyse(_ signal: [Float], rate: Double, block: Int = 1000) throws -> (ThirdOctaveBands, [Double?]) {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import HarkDSP
+import HarkSynthesis
 
 /// The embedder against its perceptual model: every tone under its share of the host's masking
 /// threshold, nothing where the host cannot cover it, and the strength in dB.

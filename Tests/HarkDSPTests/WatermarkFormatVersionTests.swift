@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import HarkDSP
 import HarkFFT
+import HarkSynthesis
 
 /// Format version 2, the study beside the format on air (measured, not kept): one keyed set of 72 tones in every
 /// symbol, each coded bit a turn of π in its tones' phase. Version 1 stays pinned

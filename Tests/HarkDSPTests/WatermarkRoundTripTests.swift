@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import HarkDSP
+import HarkSynthesis
 
 /// Embed → detect in memory. The hosts are synthetic (music-like, noise, silence) so the tests
 /// need nothing from outside the project.

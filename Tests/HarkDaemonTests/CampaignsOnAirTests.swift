@@ -4,6 +4,7 @@ import HarkDSP
 import HarkTesting
 import Testing
 @testable import HarkDaemon
+import HarkSynthesis
 
 /// What harkd listens for from a campaign catalogue, and how it keeps what it had when a new
 /// file cannot be trusted.

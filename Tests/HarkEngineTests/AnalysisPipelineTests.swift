@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import HarkDSP
 @testable import HarkEngine
+import HarkSynthesis
 
 /// The shared analysis chain on its own: intervals, reports, detections and its refusals.
 @Suite struct AnalysisPipelineTests {

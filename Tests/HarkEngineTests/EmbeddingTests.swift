@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import HarkDSP
 @testable import HarkEngine
+import HarkSynthesis
 @testable import HarkSoundFile
 
 @Suite struct EmbeddingTests {

@@ -2,6 +2,7 @@ import Foundation
 import HarkDSP
 import Testing
 @testable import HarkEngine
+import HarkSynthesis
 
 /// The embedder as a live stage: every frame out at a constant delay, the mark in it.
 @Suite struct LiveEmbeddingTests {

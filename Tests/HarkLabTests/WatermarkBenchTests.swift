@@ -3,6 +3,7 @@ import HarkDSP
 import HarkTesting
 import Testing
 @testable import HarkLab
+import HarkSynthesis
 import HarkEngine
 
 /// What the robustness bench refuses before it runs a trial.

@@ -1,6 +1,7 @@
 import Foundation
 import HarkCatalogue
 import HarkDSP
+import HarkSynthesis
 
 // Hark's performance benchmarks. Every figure in one run, side by side, so ratios compare
 // like with like on the same machine at the same time. Run through `tools/bench`.

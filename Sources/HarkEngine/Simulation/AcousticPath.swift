@@ -3,6 +3,7 @@ import Glibc
 import HarkSystem
 import HarkDSP
 import HarkSoundFile
+import HarkSynthesis
 
 /// The acoustic path from a broadcast to a microphone, for test benches (`hark simulate`).
 /// Stages run in this order; each is off unless set.

@@ -1,6 +1,6 @@
-import HarkEngine
 import FoundationEssentials
 import Glibc
+import HarkEngine
 import HarkSystem
 
 /// dpwe/audfprint, the landmark fingerprinter the sound reading is measured against, run

@@ -1,7 +1,7 @@
-import HarkEngine
 import FoundationEssentials
 import Glibc
 import HarkDSP
+import HarkEngine
 
 /// The watermark robustness bench, as defined in `signals/watermark-bench.json`.
 public struct BenchDefinition: Codable, Sendable {

@@ -1,8 +1,9 @@
-import HarkEngine
 import FoundationEssentials
 import Glibc
 import HarkDSP
+import HarkEngine
 import HarkSoundFile
+import HarkSynthesis
 
 /// Host and noise recordings for the benches, generated once into a work folder: speech from
 /// espeak-ng (several voices, speeds and texts, with pauses of digital silence), a music-like

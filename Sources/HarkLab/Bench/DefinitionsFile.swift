@@ -1,6 +1,6 @@
-import HarkEngine
 import FoundationEssentials
 import Glibc
+import HarkEngine
 
 /// Reads a bench's definitions (JSON) and says what is wrong with a file that does not decode,
 /// in the file's own terms: which field, where, and what it should have been.

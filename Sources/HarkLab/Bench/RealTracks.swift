@@ -1,7 +1,7 @@
-import HarkEngine
 import FoundationEssentials
 import Glibc
 import HarkDSP
+import HarkEngine
 import HarkSoundFile
 
 /// Recorded music that Debian packages ship, as `signals/real-audio-tracks.tsv` lists it

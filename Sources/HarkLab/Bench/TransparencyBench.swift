@@ -1,9 +1,9 @@
-import HarkEngine
 import FoundationEssentials
 import Glibc
-import HarkSystem
 import HarkDSP
+import HarkEngine
 import HarkSoundFile
+import HarkSystem
 
 /// The transparency bench, as defined in `signals/transparency-bench.json`: which hosts, which
 /// profiles and strengths to grade.

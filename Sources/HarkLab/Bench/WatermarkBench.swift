@@ -1,9 +1,9 @@
-import HarkEngine
 import FoundationEssentials
 import Glibc
-import HarkSystem
 import HarkDSP
+import HarkEngine
 import HarkSoundFile
+import HarkSystem
 
 /// One line of the bench table: a condition at one window length.
 public struct BenchRow: Sendable {

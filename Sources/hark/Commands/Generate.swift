@@ -3,6 +3,7 @@ import Foundation
 import HarkDSP
 import HarkEngine
 import HarkSoundFile
+import HarkSynthesis
 
 struct Generate: ParsableCommand {
     static let configuration = CommandConfiguration(

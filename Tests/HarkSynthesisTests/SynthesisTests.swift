@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import HarkDSP
+@testable import HarkSynthesis
 
 @Suite struct SynthesisTests {
     private func render<G: SignalGenerator>(_ g: inout G, _ count: Int, block: Int = 1000) -> [Float] {

@@ -1,3 +1,4 @@
+import HarkDSP
 import FoundationEssentials
 import Glibc
 
