@@ -63,9 +63,6 @@ public struct WatermarkDetection: Sendable, Equatable {
     /// mark tells it from a recording, and its sound alone does not answer a shake.
     public var airingCoded = false
 
-    /// Whether this detection may answer a shake: not stale, and for a campaign with airing
-    /// codes, its fresh mark heard.
-    public var answersShakes: Bool { !stale && (!airingCoded || (airing != nil && markHeard)) }
 
     public init(payload: WatermarkPayload, time: Double, start: Double, score: Double, confidence: Double,
                 copies: Int, clockScale: Double, windowStart: Double? = nil) {

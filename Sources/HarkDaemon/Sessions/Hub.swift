@@ -417,7 +417,7 @@ public final class Hub: @unchecked Sendable {
         var watchers: [ClientConnection] = []
         let airing = state.withLock { s -> (stamp: RecordStamp, news: Bool) in
             s.shakes.removeAll { shake in
-                guard time >= shake.start, d.answersShakes, d.markHeard || !shake.needsMark else { return false }
+                guard time >= shake.start, ShakePolicy.answers(d), d.markHeard || !shake.needsMark else { return false }
                 let stamp = recorder.stamp(start: shake.wallStart, end: now)
                 answers.append(Outgoing(client: shake.client, kind: .shake, stamp: stamp,
                                         line: Messages.shakeDetected(id: shake.id, detection: d, after: time - shake.start, stamp: stamp)))
