@@ -6,7 +6,7 @@ import PackageDescription
 //   CSQLite, CMosquitto,
 //   CCairo
 //   CALSA                (CALSAShim: the few lines of C that ALSA's variadic log handler needs)
-//   HarkSystem           POSIX locks, threads, subprocesses (so no target needs Foundation's
+//   HarkSystem           POSIX locks, threads, subprocesses, text for the manual pages (so no target needs Foundation's
 //                        full module and its ICU; FoundationEssentials is enough)
 //   COpenBLAS            OpenBLAS's CBLAS header, for the sound embedder's matrix products
 //   CSoundModel          the sound embedder's trained weights, linked into the binary
@@ -122,6 +122,7 @@ let package = Package(
             name: "hark",
             dependencies: [
                 "HarkEngine", "HarkDSP", "HarkSynthesis", "HarkSoundFile", "HarkClient", "HarkSpool", "HarkPlot", "HarkCatalogue", "HarkCapture",
+                "HarkSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .executableTarget(
@@ -133,7 +134,7 @@ let package = Package(
         .executableTarget(
             name: "harkd",
             dependencies: [
-                "HarkDaemon", "HarkEngine", "HarkCapture",
+                "HarkDaemon", "HarkEngine", "HarkCapture", "HarkSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

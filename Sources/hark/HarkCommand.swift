@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HarkEngine
 import HarkSoundFile
+import HarkSystem
 
 /// `hark`: the meter, the watermark and the creatives' sound, test signals and harkd's clients.
 @main

@@ -4,6 +4,7 @@ import Glibc
 import HarkCapture
 import HarkDaemon
 import HarkEngine
+import HarkSystem
 import Logging
 import ServiceLifecycle
 
