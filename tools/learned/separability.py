@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+"""How far one room embedding tells its creative from everything else: the measurement under
+the learned reading's speed. For each creative of the real-music bench heard through the
+bench's living room (hark simulate: AAC 64k, small speaker, RT60 0.5 s at 2.7 m, the bench's
+talkers, phone microphone, +100 ppm), every 0.25 s step's similarity to the creative's own
+reference at the true alignment, and the most that step scores against any reference of the
+99 decoys; both also in the cohort's terms the decision reads (s − the reference's cohort 95th
+percentile) / its spread.
+
+    tools/learned/separability.py --hosts .bench/real/hosts --cache DIR [--state NAME] [--hark .build/release/hark]
+
+--hosts is the real-audio bench's host folder (tools/bench-learned makes it); --cache holds
+train.py's trained state (--state, as train.py names it). Prints a Markdown table, a row per
+path.
+"""
+import argparse, glob, json, os, struct, subprocess, sys, tempfile
+
+import numpy as np
+import soundfile as sf
+import torch
+from scipy.signal import resample_poly
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import train as T  # noqa: E402
+
+CREATIVES = ["track-0", "track-1", "track-2", "track-3", "track-4", "track-5", "track-advert-0", "track-advert-1",
+             "track-advert-2", "speech-0", "speech-1", "sparse-speech-0"]
+STARTS = [1.3, 6.7, 11.1, 17.9]   # seconds into each creative where a 10 s window begins
+
+
+def load(path):
+    x, rate = sf.read(path, dtype="float32")
+    if x.ndim > 1:
+        x = x.mean(1)
+    return resample_poly(x, T.RATE, rate).astype(np.float32) if rate != T.RATE else x
+
+
+def embed(model, x):
+    starts = range(0, len(x) - T.SEG + 1, int(T.GRID * T.RATE))
+    with torch.no_grad():
+        e = model(T.features(torch.from_numpy(np.stack([x[s:s + T.SEG] for s in starts])))).numpy()
+    return e, np.array([np.sqrt((x[s:s + T.SEG] ** 2).mean()) for s in starts])
+
+
+def bank(weights):
+    with open(weights, "rb") as f:
+        f.read(4)
+        _, n = struct.unpack("<II", f.read(8))
+        header = json.loads(f.read(n))
+        for t in header["tensors"]:
+            count = int(np.prod(t["shape"]))
+            data = f.read(count * 4)
+            if t["name"] == "background":
+                return np.frombuffer(data, "<f4").reshape(t["shape"])
+    return np.zeros((0, T.DIM), np.float32)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--hosts", required=True)
+    ap.add_argument("--cache", required=True)
+    ap.add_argument("--hark", default=os.path.join(T.ROOT, ".build", "release", "hark"))
+    ap.add_argument("--weights", default=os.path.join(T.ROOT, "Sources", "CSoundModel", "sound-embedder.hkse"))
+    ap.add_argument("--state", default="sound-embedder.pt")
+    args = ap.parse_args()
+    model = T.Embedder()
+    model.load_state_dict(torch.load(os.path.join(args.cache, args.state)))
+    model.eval()
+    hosts = [glob.glob(f"{args.hosts}/{c}-30s-*.wav")[0] for c in CREATIVES] + sorted(glob.glob(f"{args.hosts}/track-decoy-*.wav"))
+    refs, owner = [], []
+    for i, h in enumerate(hosts):
+        e, rms = embed(model, load(h))
+        q = np.round(e * 127)
+        q[rms < rms.max() * 0.01] = 0          # the catalogue's quiet segments (CreativeEmbeddings.quietBelow)
+        norm = np.linalg.norm(q, axis=1, keepdims=True)
+        refs.append(np.where(norm > 0, q / np.maximum(norm, 1e-6), 0))
+        owner += [i] * len(e)
+    R, owner = np.concatenate(refs).astype(np.float32), np.array(owner)
+    first = np.cumsum([0] + [len(r) for r in refs])[:-1]
+    # Each reference's cohort as EmbeddingIndex builds it: the bank and up to 1 024 rows of others.
+    B = bank(args.weights)
+    picked = np.arange(0, len(R), max(1, len(R) // (2048 - len(B))))[:2048 - len(B)]
+    C = np.concatenate([B, R[picked]])
+    cown = np.concatenate([-np.ones(len(B), int), owner[picked]])
+    S = R @ C.T
+    level, spread = np.zeros(len(R)), np.ones(len(R))
+    for r in range(len(R)):
+        o = np.sort(S[r, cown != owner[r]])
+        level[r], spread[r] = o[min(len(o) - 1, int(0.95 * len(o)))], max(o.std(), 0.02)
+    talk = glob.glob(f"{args.hosts}/talk-*.wav")[0]
+    decoys = owner >= len(CREATIVES)
+    print(f"| path | steps | own similarity, median (10th pct) | best of {len(hosts) - len(CREATIVES)} decoys' {int(decoys.sum())} "
+          "references, median (90th pct) | own above best | own z, median (10th pct) | best decoy z, median (90th pct) |")
+    print("|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for snr in [100, 10, 0]:
+            own, other, zown, zother = [], [], [], []
+            for ci, host in enumerate(hosts[:len(CREATIVES)]):
+                out = f"{tmp}/room.wav"
+                path = ["--codec", "aac64", "--speaker", "150:12000", "--rt60", "0.5", "--mic", "100:8000", "--drift-ppm", "100",
+                        "--rate", "8000", "--seed", str(ci + 1)]
+                if snr < 100:
+                    path += ["--noise", talk, "--snr", str(snr)]
+                subprocess.run([args.hark, "simulate", host, out] + path, check=True, capture_output=True)
+                x = load(out)
+                for t0 in STARTS:
+                    s0 = int(t0 * T.RATE)
+                    e, _ = embed(model, x[s0:s0 + 10 * T.RATE])
+                    sims = e @ R.T
+                    z = (sims - level) / spread
+                    j0 = int(round(t0 / T.GRID))
+                    for k in range(len(e)):
+                        r = first[ci] + j0 + k
+                        if r >= len(R) or owner[r] != ci:
+                            break
+                        own.append(sims[k, r]); zown.append(z[k, r])
+                        other.append(sims[k, decoys].max()); zother.append(z[k, decoys].max())
+            own, other, zown, zother = map(np.array, (own, other, zown, zother))
+            name = "clean path" if snr == 100 else f"{snr} dB"
+            print(f"| {name} | {len(own)} | {np.median(own):.3f} ({np.percentile(own, 10):.3f}) | {np.median(other):.3f} "
+                  f"({np.percentile(other, 90):.3f}) | {100 * np.mean(own > other):.0f} % | {np.median(zown):.2f} "
+                  f"({np.percentile(zown, 10):.2f}) | {np.median(zother):.2f} ({np.percentile(zother, 90):.2f}) |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
