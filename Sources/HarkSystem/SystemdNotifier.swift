@@ -1,6 +1,5 @@
 import FoundationEssentials
 import Glibc
-import HarkSystem
 
 /// Tells systemd about the service over `$NOTIFY_SOCKET` (sd_notify's protocol: one datagram
 /// of `KEY=value` lines). Silent when the variable is not set.
