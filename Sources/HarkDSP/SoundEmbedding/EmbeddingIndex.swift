@@ -114,31 +114,38 @@ public final class EmbeddingIndex: Sendable {
         // A row of the bank is creative -1: no creative's own.
         let owners = [Int32](repeating: -1, count: banked) + picked.map { creative[$0] }
         let size = owners.count
-        var sims = [Float](repeating: 0, count: rows * size)
-        matrix.withUnsafeBufferPointer { m in
-            cohort.withUnsafeBufferPointer { c in
-                sims.withUnsafeMutableBufferPointer { s in
-                    MatrixMultiply.multiply(m.baseAddress!, c.baseAddress!, into: s.baseAddress!, m: rows, n: size, k: dims,
-                                            bTransposed: true)
-                }
-            }
-        }
+        // A block of rows at a time: 100 creatives' 11 600 rows against 2 048 in one product
+        // held 95 MB, harkd's peak of memory while it loaded a catalogue.
+        let block = 256
+        var sims = [Float](repeating: 0, count: min(rows, block) * size)
         var others: [Float] = []
         others.reserveCapacity(size)
-        for r in 0..<rows {
-            others.removeAll(keepingCapacity: true)
-            var sum = 0.0, square = 0.0
-            for (i, owner) in owners.enumerated() where owner != creative[r] {
-                let v = sims[r * size + i]
-                others.append(v)
-                sum += Double(v)
-                square += Double(v) * Double(v)
+        for first in stride(from: 0, to: rows, by: block) {
+            let count = min(block, rows - first)
+            matrix.withUnsafeBufferPointer { m in
+                cohort.withUnsafeBufferPointer { c in
+                    sims.withUnsafeMutableBufferPointer { s in
+                        MatrixMultiply.multiply(m.baseAddress! + first * dims, c.baseAddress!, into: s.baseAddress!, m: count, n: size,
+                                                k: dims, bTransposed: true)
+                    }
+                }
             }
-            guard others.count >= 2 else { continue }
-            let n = Double(others.count), m = sum / n
-            others.sort()
-            level[r] = others[min(others.count - 1, Int(cohortQuantile * n))]
-            spread[r] = Float(max((square / n - m * m).squareRoot(), 0.02))
+            for i in 0..<count {
+                let r = first + i
+                others.removeAll(keepingCapacity: true)
+                var sum = 0.0, square = 0.0
+                for (j, owner) in owners.enumerated() where owner != creative[r] {
+                    let v = sims[i * size + j]
+                    others.append(v)
+                    sum += Double(v)
+                    square += Double(v) * Double(v)
+                }
+                guard others.count >= 2 else { continue }
+                let n = Double(others.count), m = sum / n
+                others.sort()
+                level[r] = others[min(others.count - 1, Int(cohortQuantile * n))]
+                spread[r] = Float(max((square / n - m * m).squareRoot(), 0.02))
+            }
         }
         return (level, spread)
     }
