@@ -16,23 +16,16 @@ public struct EmbeddingTuning: Sendable, Equatable {
     /// Evidence that makes a creative a lead for the mark's confirmation at its place: the
     /// confirmation has a false-detection bound of its own, so a lead need not be a match.
     public var leadThreshold: Double
-    /// Fewest references for a room embedding's similarities to estimate their own spread; with
-    /// fewer (a catalogue of one short creative), ``fallbackSpread`` stands in.
-    public var fewestReferences: Int
-    /// The spread of similarities between unrelated seconds of audio, measured on the
-    /// calibration tracks: what a tiny catalogue normalises by.
-    public var fallbackSpread: Double
     /// Seconds after a creative was named before it is named again at the same alignment.
     public var repeatInterval: Double
 
-    public init(drift: Double, threshold: Double, rivalMargin: Double, leadThreshold: Double, fewestReferences: Int,
-                fallbackSpread: Double, repeatInterval: Double) {
+    public init(drift: Double, threshold: Double, rivalMargin: Double, leadThreshold: Double, repeatInterval: Double) {
         (self.drift, self.threshold, self.rivalMargin, self.leadThreshold) = (drift, threshold, rivalMargin, leadThreshold)
-        (self.fewestReferences, self.fallbackSpread, self.repeatInterval) = (fewestReferences, fallbackSpread, repeatInterval)
+        self.repeatInterval = repeatInterval
     }
 
     public static let standard = EmbeddingTuning(drift: 2, threshold: 29, rivalMargin: 2, leadThreshold: 4,
-                                                 fewestReferences: 100, fallbackSpread: 1, repeatInterval: 6)
+                                                 repeatInterval: 6)
 }
 
 /// Names the creatives of an ``EmbeddingIndex`` in a stream of mono samples by their learned

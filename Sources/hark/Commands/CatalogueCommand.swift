@@ -255,11 +255,9 @@ struct CampaignOptions: ParsableArguments {
     /// it carries no mark), or, with `markKey`, its payload not heard in it by either profile.
     private static func warnings(creative: String, payload: WatermarkPayload, markKey: WatermarkKey?) -> [String] {
         guard let source = try? SoundFileSource(path: creative) else { return [] }
+        var blocks = MonoBlockReader(source)
         var peak: Float = 0
-        var buffer = [Float](repeating: 0, count: 8192 * max(1, source.channels))
-        while let n = try? buffer.withUnsafeMutableBufferPointer({ try source.read(into: $0) }), n > 0 {
-            for v in buffer.prefix(n * source.channels) where v.isFinite { peak = max(peak, abs(v)) }
-        }
+        while let mono = try? blocks.next(), !mono.isEmpty { for v in mono where v.isFinite { peak = max(peak, abs(v)) } }
         // 80 dB under full scale: quieter than any creative as aired, louder than dither alone.
         guard peak >= 1e-4 else {
             return ["\(creative) is silent (its peak is \(peak > 0 ? String(format: "%.0f", 20 * log10(Double(peak))) : "-inf") dB re full scale): "
