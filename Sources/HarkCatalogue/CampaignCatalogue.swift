@@ -211,9 +211,11 @@ public enum CatalogueError: Error, Equatable, CustomStringConvertible {
 /// `shared_sound` table (what the creatives share, ``keepSharedSound()``); an older file is read
 /// as it is and becomes version 5 when it is next written. Version 4 added the `embedding`
 /// table (each creative's learned reading, ``CreativeEmbeddings``), version 5 the `mark_key`
-/// table (the fingerprint of the key each creative was marked with). One owner uses an instance.
+/// table (the fingerprint of the key each creative was marked with), version 6 the
+/// `airing_slot` and `airing_channel` tables (when campaigns air, from a broadcaster's log,
+/// ``AiringSlot``, and each channel's tolerance). One owner uses an instance.
 public final class CampaignCatalogue {
-    public static let formatVersion: Int64 = 5
+    public static let formatVersion: Int64 = 6
     /// The oldest version this Hark reads.
     static let oldestVersion: Int64 = 1
     static let airingTable = """
@@ -251,6 +253,23 @@ public final class CampaignCatalogue {
             fingerprint TEXT NOT NULL
         );
         """
+    /// When each airing-coded campaign airs on a channel, from a broadcaster's as-run or planned
+    /// log: its creative starts between `starts` and `ends` (UTC seconds since 1970).
+    static let slotTable = """
+        CREATE TABLE IF NOT EXISTS airing_slot (
+            payload INTEGER NOT NULL,
+            channel INTEGER NOT NULL,
+            starts INTEGER NOT NULL,
+            ends INTEGER NOT NULL,
+            PRIMARY KEY (payload, channel, starts)
+        );
+        CREATE TABLE IF NOT EXISTS airing_channel (
+            channel INTEGER PRIMARY KEY,
+            tolerance REAL NOT NULL
+        );
+        """
+    /// Whether the file has the `airing_slot` and `airing_channel` tables (version 6 and later).
+    private var hasSlots = true
     /// Whether the file has the `mark_key` table (version 5 and later).
     private var hasMarkKeys = true
     /// Whether the file has the `embedding` table (version 4 and later).
@@ -277,16 +296,17 @@ public final class CampaignCatalogue {
         let catalogue = CampaignCatalogue(path: path, db: db)
         if exists {
             try catalogue.checkSchema()
-            if !catalogue.hasAiring || !catalogue.hasSharedSound || !catalogue.hasEmbeddings || !catalogue.hasMarkKeys {
+            if !catalogue.hasAiring || !catalogue.hasSharedSound || !catalogue.hasEmbeddings || !catalogue.hasMarkKeys || !catalogue.hasSlots {
                 do {
                     try db.execute("""
-                        BEGIN; \(airingTable) \(sharedSoundTable) \(embeddingTable) \(markKeyTable)
+                        BEGIN; \(airingTable) \(sharedSoundTable) \(embeddingTable) \(markKeyTable) \(slotTable)
                         PRAGMA user_version = \(formatVersion); COMMIT;
                         """)
                 } catch {
                     throw .cannotWrite(path, error.message)
                 }
                 (catalogue.hasAiring, catalogue.hasSharedSound, catalogue.hasEmbeddings, catalogue.hasMarkKeys) = (true, true, true, true)
+                catalogue.hasSlots = true
             }
         } else {
             do {
@@ -304,6 +324,7 @@ public final class CampaignCatalogue {
                     \(sharedSoundTable)
                     \(embeddingTable)
                     \(markKeyTable)
+                    \(slotTable)
                     """)
             } catch {
                 throw .cannotWrite(path, error.message)
@@ -513,7 +534,68 @@ public final class CampaignCatalogue {
             else { throw .damaged(path, "an airing row is not what this version writes") }
             out.append(AiringCampaign(campaign: WatermarkPayload(UInt32(p)), key: airingKey, channels: channels))
         }
+        let slots = try airingSlots()
+        for i in out.indices { out[i].slots = (slots[out[i].campaign] ?? []).sorted { $0.from < $1.from } }
         return out
+    }
+
+    /// Each channel's tolerance (``AiringSlot/tolerance``), where one was set.
+    public func channelTolerances() throws(CatalogueError) -> [UInt16: Double] {
+        guard hasSlots else { return [:] }
+        let rows: [[SQLiteDatabase.Value]]
+        do { rows = try db.query("SELECT channel, tolerance FROM airing_channel ORDER BY channel") } catch { throw .damaged(path, error.message) }
+        var out: [UInt16: Double] = [:]
+        for row in rows {
+            guard row.count == 2, case .integer(let c) = row[0], let channel = UInt16(exactly: c), case .real(let t) = row[1],
+                  (0...AiringSlot.maxTolerance).contains(t)
+            else { throw .damaged(path, "an airing channel row is not what this version writes") }
+            out[channel] = t
+        }
+        return out
+    }
+
+    /// The airing slots, by campaign, each with its channel's tolerance.
+    private func airingSlots() throws(CatalogueError) -> [WatermarkPayload: [AiringSlot]] {
+        guard hasSlots else { return [:] }
+        let tolerances = try channelTolerances()
+        let rows: [[SQLiteDatabase.Value]]
+        do { rows = try db.query("SELECT payload, channel, starts, ends FROM airing_slot ORDER BY payload, starts") } catch {
+            throw .damaged(path, error.message)
+        }
+        var out: [WatermarkPayload: [AiringSlot]] = [:]
+        for row in rows {
+            guard row.count == 4, case .integer(let p) = row[0], (0...Int64(UInt32.max)).contains(p), case .integer(let c) = row[1],
+                  let channel = UInt16(exactly: c), case .integer(let from) = row[2], case .integer(let until) = row[3],
+                  from >= 0, until >= from
+            else { throw .damaged(path, "an airing slot row is not what this version writes") }
+            out[WatermarkPayload(UInt32(p)), default: []].append(
+                AiringSlot(channel: channel, from: Double(from), until: Double(until), tolerance: tolerances[channel] ?? AiringSlot.defaultTolerance))
+        }
+        return out
+    }
+
+    /// Adds slots of a broadcaster's log, each for a campaign the catalogue holds (a slot of the
+    /// same campaign, channel and start is replaced), and sets the tolerance of the channels
+    /// in `tolerances`; with `replacing`, every slot kept before goes first. All or nothing.
+    public func addSlots(_ slots: [(campaign: WatermarkPayload, slot: AiringSlot)], tolerances: [UInt16: Double],
+                         replacing: Bool = false) throws(CatalogueError) {
+        do {
+            try db.execute("BEGIN")
+            if replacing { try db.execute("DELETE FROM airing_slot") }
+            for (campaign, slot) in slots {
+                try db.query("INSERT OR REPLACE INTO airing_slot (payload, channel, starts, ends) VALUES (?, ?, ?, ?)",
+                             [.integer(Int64(campaign.value)), .integer(Int64(slot.channel)),
+                              .integer(Int64(slot.from.rounded(.down))), .integer(Int64(slot.until.rounded(.up)))])
+            }
+            for (channel, tolerance) in tolerances.sorted(by: { $0.key < $1.key }) {
+                try db.query("INSERT OR REPLACE INTO airing_channel (channel, tolerance) VALUES (?, ?)",
+                             [.integer(Int64(channel)), .real(tolerance)])
+            }
+            try db.execute("COMMIT")
+        } catch {
+            try? db.execute("ROLLBACK")
+            throw .cannotWrite(path, error.message)
+        }
     }
 
     /// Channels as the file holds them: numbers 0–65535 separated by commas, at least one.
@@ -562,6 +644,7 @@ public final class CampaignCatalogue {
         do {
             try db.execute("BEGIN")
             try db.query("DELETE FROM airing WHERE payload = ?", [.integer(Int64(payload.value))])
+            if hasSlots { try db.query("DELETE FROM airing_slot WHERE payload = ?", [.integer(Int64(payload.value))]) }
             if hasEmbeddings { try db.query("DELETE FROM embedding WHERE payload = ?", [.integer(Int64(payload.value))]) }
             if hasMarkKeys { try db.query("DELETE FROM mark_key WHERE payload = ?", [.integer(Int64(payload.value))]) }
             try db.query("DELETE FROM campaign WHERE payload = ?", [.integer(Int64(payload.value))])
@@ -650,6 +733,7 @@ public final class CampaignCatalogue {
         hasSharedSound = version >= 3
         hasEmbeddings = version >= 4
         hasMarkKeys = version >= 5
+        hasSlots = version >= 6
         do { check = try db.query("PRAGMA quick_check") } catch { throw .damaged(path, error.message) }
         guard check == [[.text("ok")]] else {
             if case .text(let why)? = check.first?.first { throw .damaged(path, why) }

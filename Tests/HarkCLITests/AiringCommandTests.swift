@@ -71,4 +71,39 @@ import Testing
         let noChannels = try Hark.run(["catalogue", "add", catalogue, aired, "--payload", "2", "--airing-key", Self.key])
         #expect(noChannels.status != 0 && noChannels.stderr.contains("--airing-key and --airing-channels go together"), "\(noChannels.stderr)")
     }
+
+    /// A creative heard by its sound alone (here: its unmarked audio, as a room too loud for
+    /// its mark would leave it) is fresh when the broadcaster's log has it airing then, and
+    /// unknown when the same recording is played the next day; the log's errors are said by line.
+    @Test func aLoggedAiringMakesTheSoundAloneFresh() throws {
+        let host = dir.file("host.wav"), catalogue = dir.file("slots.hark"), log = dir.file("asrun.csv")
+        let generate = try Hark.run(["generate", "music", host, "--duration", "20", "--seed", "3"])
+        #expect(generate.status == 0, "\(generate.stderr)")
+        let add = try Hark.run(["catalogue", "add", catalogue, host, "--payload", "c0ffee01", "--airing-key", Self.key, "--airing-channels", "7"])
+        #expect(add.status == 0, "\(add.stderr)")
+        try "house,channel,payload,start\nH1,7,c0ffee01,2026-11-28T20:14:50Z\nH2,7,0badf00d,2026-11-28T20:20:00Z\n".write(toFile: log, atomically: true, encoding: .utf8)
+        let imported = try Hark.run(["catalogue", "slots", catalogue, log, "--tolerance", "20"])
+        #expect(imported.status == 0 && imported.stdout.contains("1 airing slot(s) of 1 campaign(s) on 1 channel(s)"), "\(imported.stdout)")
+        #expect(imported.stderr.contains("skipped the rows of 1 payload(s) the catalogue does not hold: 0badf00d"), "\(imported.stderr)")
+        let list = try Hark.run(["catalogue", "list", catalogue, "--json"])
+        #expect(list.jsonObjects.first??["airing_slots"] as? Int == 1, "\(list.stdout)")
+
+        let aired = try Hark.run(["detect", "--json", host, "--catalogue", catalogue, "--at", "2026-11-28T20:14:50Z"])
+        let sound = aired.jsonObjects.compactMap { $0 }.filter { $0["evidence"] as? String == "sound" }
+        #expect(!sound.isEmpty && sound.allSatisfy { $0["airing"] as? String == "fresh" && $0["slot"] as? String == "2026-11-28T20:14:50.000Z" },
+                "\(aired.stdout)")
+        let nextDay = try Hark.run(["detect", "--json", host, "--catalogue", catalogue, "--at", "2026-11-29T20:14:50Z"])
+        let replayed = nextDay.jsonObjects.compactMap { $0 }
+        #expect(!replayed.isEmpty && replayed.allSatisfy { $0["airing"] as? String == "unknown" && $0["slot"] == nil }, "\(nextDay.stdout)")
+        // Outside the tolerance (30 s late) is no airing either.
+        let late = try Hark.run(["detect", "--json", host, "--catalogue", catalogue, "--at", "2026-11-28T20:15:20Z"])
+        #expect(late.jsonObjects.compactMap { $0 }.allSatisfy { $0["airing"] as? String == "unknown" }, "\(late.stdout)")
+
+        try "channel,payload,start\n7,c0ffee01,yesterday\n".write(toFile: log, atomically: true, encoding: .utf8)
+        let bad = try Hark.run(["catalogue", "slots", catalogue, log])
+        #expect(bad.status == 1 && bad.stderr.contains("asrun.csv: line 2: start 'yesterday' is not UTC as 2026-11-28T20:14:05Z"), "\(bad.stderr)")
+        #expect(try Hark.run(["catalogue", "list", catalogue, "--json"]).jsonObjects.first??["airing_slots"] as? Int == 1, "nothing lost")
+        let wide = try Hark.run(["catalogue", "slots", catalogue, log, "--tolerance", "900"])
+        #expect(wide.status != 0 && wide.stderr.contains("--tolerance must be 0 to 300 seconds"), "\(wide.stderr)")
+    }
 }

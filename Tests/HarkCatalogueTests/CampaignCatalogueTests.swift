@@ -156,6 +156,50 @@ import Testing
         #expect(CampaignCatalogue.channels("") == nil && CampaignCatalogue.channels("1,,2") == nil && CampaignCatalogue.channels("70000") == nil)
     }
 
+    /// Version 6 keeps airing slots (a broadcaster's log) and each channel's tolerance: read
+    /// back with the campaign's airing, kept when the campaign is added again, gone with it; a
+    /// version-5 file reads with none and gains the tables when next written; a row that is not
+    /// what this version writes refuses the file by name.
+    @Test func keepsAiringSlotsAndEachChannelsTolerance() throws {
+        let path = temporary.file("slots.hark")
+        let p = WatermarkPayload(0xc0ffee42)
+        let a = Campaign(payload: p, sound: try print(4), airing: AiringCampaign(campaign: p, key: try AiringKey(bytes: Array(0..<32)), channels: [7, 9]))
+        let c = try CampaignCatalogue.openForWriting(path)
+        try c.add(a)
+        try c.addSlots([(p, AiringSlot(channel: 9, from: 2_000, until: 2_030)), (p, AiringSlot(channel: 7, from: 1_000, until: 1_000))],
+                       tolerances: [9: 20])
+        let slots = try #require(CampaignCatalogue.readForListening(path).airing.first?.slots)
+        #expect(slots == [AiringSlot(channel: 7, from: 1_000, until: 1_000, tolerance: AiringSlot.defaultTolerance),
+                          AiringSlot(channel: 9, from: 2_000, until: 2_030, tolerance: 20)])
+        #expect(try c.channelTolerances() == [9: 20])
+        // The same campaign, channel and start replaces; the creative added again keeps them.
+        try c.addSlots([(p, AiringSlot(channel: 7, from: 1_000, until: 1_010))], tolerances: [:])
+        try c.add(a)
+        #expect(try CampaignCatalogue.read(path).first?.airing?.slots.map(\.until) == [1_010, 2_030])
+        // A new day's log in place of the last.
+        try c.addSlots([(p, AiringSlot(channel: 7, from: 90_000, until: 90_000))], tolerances: [:], replacing: true)
+        #expect(try CampaignCatalogue.read(path).first?.airing?.slots.map(\.from) == [90_000])
+        #expect(try c.remove(p))
+        try c.add(a)
+        #expect(try CampaignCatalogue.read(path).first?.airing?.slots == [])
+
+        let old = temporary.file("v5.hark")
+        try CampaignCatalogue.openForWriting(old).add(a)
+        try sql(old, "drop table airing_slot")
+        try sql(old, "drop table airing_channel")
+        try setUserVersion(old, 5)
+        #expect(try CampaignCatalogue.read(old).first?.airing?.slots == [])
+        try CampaignCatalogue.openForWriting(old).addSlots([(p, AiringSlot(channel: 7, from: 5, until: 6))], tolerances: [7: 1])
+        #expect(try CampaignCatalogue.read(old).first?.airing?.slots == [AiringSlot(channel: 7, from: 5, until: 6, tolerance: 1)])
+        try sql(old, "update airing_slot set ends = 1 where channel = 7")
+        #expect(throws: CatalogueError.damaged(old, "an airing slot row is not what this version writes")) { try CampaignCatalogue.read(old) }
+        try sql(old, "update airing_slot set ends = 6 where channel = 7")
+        try sql(old, "update airing_channel set tolerance = 9999 where channel = 7")
+        #expect(throws: CatalogueError.damaged(old, "an airing channel row is not what this version writes")) {
+            try CampaignCatalogue.readForListening(old)
+        }
+    }
+
     @Test func keepsWhatItsCreativesShareUntilTheyChange() throws {
         // Two campaigns over one song and a third of its own: what they share is found when the
         // file is written and read back with it, for the same campaigns only.

@@ -146,4 +146,19 @@ import HarkSynthesis
         #expect(found.allSatisfy { $0.payload == before || $0.payload == after })
         #expect(detector.threshold == WatermarkDetector.threshold(payloads: 100))
     }
+
+    @Test func aSlotHoldsACreativeStartedWithinItGiveOrTakeItsTolerance() {
+        let exact = AiringSlot(channel: 7, from: 1_000, until: 1_000, tolerance: 30)
+        let planned = AiringSlot(channel: 9, from: 2_000, until: 2_600, tolerance: 0)
+        #expect(exact.holds(creativeStart: 970) && exact.holds(creativeStart: 1_030) && !exact.holds(creativeStart: 1_030.5))
+        #expect(planned.holds(creativeStart: 2_300) && !planned.holds(creativeStart: 1_999))
+        let campaign = AiringCampaign(campaign: WatermarkPayload(1), key: try! AiringKey(bytes: Array(0..<16)), channels: [7, 9],
+                                      slots: [planned, exact, AiringSlot(channel: 7, from: 1_040, until: 1_040, tolerance: 30)])
+        #expect(campaign.slots.map(\.from) == [1_000, 1_040, 2_000], "kept by start")
+        // Where two hold it, the nearer start is the airing.
+        #expect(campaign.slots.slot(holding: 1_025)?.from == 1_040 && campaign.slots.slot(holding: 1_015)?.from == 1_000)
+        let schedule = AiringSchedule(campaigns: [campaign])
+        #expect(schedule.slot(of: WatermarkPayload(1), creativeStart: 2_100)?.channel == 9)
+        #expect(schedule.slot(of: WatermarkPayload(1), creativeStart: 1_500) == nil && schedule.slot(of: WatermarkPayload(2), creativeStart: 1_000) == nil)
+    }
 }

@@ -201,6 +201,41 @@ import HarkSynthesis
         #expect(try heard(offAir: [0]).isEmpty)
     }
 
+    @Test func anAiringCodedCreativeHeardByItsSoundIsFreshOnlyWithinItsSlot() throws {
+        // A campaign whose marks carry airing codes, its creative heard 1.5 s into a recording
+        // that began at 20:14:00 UTC with no mark in it: its sound alone proves no airing, unless
+        // the broadcaster's log has it starting then. The same recording a day later: unknown.
+        let rate = 16_000.0
+        var creative = [Float](repeating: 0, count: Int(8 * rate))
+        creative.withUnsafeMutableBufferPointer { var g = MusicGenerator(rms: 0.1, sampleRate: rate, seed: 4, style: .drawn(seed: 4)); g.render(into: $0) }
+        let print = try creative.withUnsafeBufferPointer { try SoundPrint.read($0, sampleRate: rate) }
+        var lead = [Float](repeating: 0, count: Int(1.5 * rate))
+        lead.withUnsafeMutableBufferPointer { var g = PinkNoiseGenerator(rms: 0.01, sampleRate: rate, seed: 3); g.render(into: $0) }
+        let payload = WatermarkPayload(0xC0FFEE01), begins = 1_795_896_840.0
+        let slot = AiringSlot(channel: 7, from: begins + 1.5, until: begins + 1.5, tolerance: 2)
+        let airing = AiringCampaign(campaign: payload, key: try AiringKey(bytes: Array(0..<32)), channels: [7], slots: [slot])
+        func heard(startUTC: Double) throws -> [WatermarkDetection] {
+            var s = AnalysisPipeline.Settings(sampleRate: rate)
+            s.meter = false
+            s.watermark = AnalysisPipeline.WatermarkSearch(key: .demo, catalogue: [],
+                                                           airing: .init(schedule: AiringSchedule(campaigns: [airing]), startUTC: startUTC))
+            s.sound = AnalysisPipeline.SoundSearch(index: SoundIndex(prints: [print]), payloads: [payload])
+            return try detections(run(AnalysisPipeline(s), lead + creative, block: 4096))
+        }
+        let aired = try heard(startUTC: begins)
+        #expect(!aired.isEmpty && aired.allSatisfy { $0.evidence == .sound && $0.airingCoded && $0.airingSlot == slot && $0.airing?.channel == 7 && !$0.stale },
+                "\(aired)")
+        let line = AnalysisEvent.detection(DetectionEvent(source: "x", detection: aired[0])).jsonLine
+        #expect(line.contains(#""airing":"fresh","channel":7,"minute":"2026-11-28T20:14Z","slot":"2026-11-28T20:14:01.500Z""#), "\(line)")
+        let replayed = try heard(startUTC: begins + 86_400)
+        #expect(!replayed.isEmpty && replayed.allSatisfy { $0.airing == nil && $0.airingSlot == nil }, "\(replayed)")
+        #expect(AnalysisEvent.detection(DetectionEvent(source: "x", detection: replayed[0])).jsonLine.contains(#""airing":"unknown""#))
+        // Live audio is placed by the clock, less the audio that came after the detection.
+        let live = AnalysisPipeline.AiringListening(schedule: AiringSchedule(campaigns: [airing])) { begins }
+        #expect(live.utc(at: 8, now: 10) == begins - 2)
+        #expect(AnalysisPipeline.AiringListening(schedule: AiringSchedule(campaigns: [airing]), startUTC: begins).utc(at: 8, now: 10) == begins + 8)
+    }
+
     @Test func theSoundsMatcherIsHandedOverBeforeItsFramesRunOut() throws {
         // A matcher's alignments are 32 bits (397 days of frames); the pipeline hands over to a
         // new one after `restartAfter` (100 days; here 5 s), and what it names after that is in

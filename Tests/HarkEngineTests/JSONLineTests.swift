@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import HarkDSP
 @testable import HarkEngine
+import HarkSystem
 
 @Suite struct JSONLineTests {
     @Test func levelLineHasTheDocumentedFieldsInOrder() {

@@ -109,16 +109,20 @@ public enum AiringCode {
     }
 }
 
-/// A campaign whose marks carry airing codes: its identity, its key and its channels.
+/// A campaign whose marks carry airing codes: its identity, its key and its channels, and
+/// when it airs where a broadcaster's log says (``AiringSlot``).
 public struct AiringCampaign: Sendable, Equatable {
     public var campaign: WatermarkPayload
     public var key: AiringKey
     public var channels: [UInt16]
+    /// Its airing slots, by start; empty when no log was imported.
+    public var slots: [AiringSlot]
 
-    public init(campaign: WatermarkPayload, key: AiringKey, channels: [UInt16]) {
+    public init(campaign: WatermarkPayload, key: AiringKey, channels: [UInt16], slots: [AiringSlot] = []) {
         self.campaign = campaign
         self.key = key
         self.channels = channels
+        self.slots = slots.sorted { $0.from < $1.from }
     }
 }
 
@@ -162,6 +166,11 @@ public struct AiringSchedule: Sendable {
         }
         for code in ambiguous { out[code] = nil }
         return out
+    }
+
+    /// The slot of `campaign` that holds a creative started at `start` (UTC seconds), if any.
+    public func slot(of campaign: WatermarkPayload, creativeStart start: Double) -> AiringSlot? {
+        campaigns.first { $0.campaign == campaign }?.slots.slot(holding: start)
     }
 
     /// The airing, within `horizon` minutes before `minute`, whose code is `payload`: what a

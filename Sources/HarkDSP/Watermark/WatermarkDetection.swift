@@ -62,6 +62,11 @@ public struct WatermarkDetection: Sendable, Equatable {
     /// Whether the campaign's marks carry airing codes: then only a fresh airing heard by its
     /// mark tells it from a recording, and its sound alone does not answer a shake.
     public var airingCoded = false
+    /// For such a campaign heard without its fresh mark: the slot of a broadcaster's log that
+    /// its creative's start, as its sound places it, fell in (``AiringSlot``). ``airing`` then
+    /// names the slot's channel and the minute the creative started, and the airing is fresh
+    /// by the log rather than by a code.
+    public var airingSlot: AiringSlot?
 
 
     public init(payload: WatermarkPayload, time: Double, start: Double, score: Double, confidence: Double,

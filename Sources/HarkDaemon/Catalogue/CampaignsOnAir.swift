@@ -2,6 +2,7 @@ import FoundationEssentials
 import HarkCatalogue
 import HarkDSP
 import HarkEngine
+import HarkSystem
 
 /// The campaigns harkd listens for, from the catalogue file named by the `catalogue` setting:
 /// what it last read whole, what of it is on air today, and why the last read failed, if it did.
@@ -99,7 +100,14 @@ struct CampaignsOnAir {
         let before = (payloadsOnAir, airingOnAir)
         let keyed = Set(airing.map(\.campaign))
         payloadsOnAir = onAir.map { campaigns[$0].payload }.filter { !keyed.contains($0) }
-        airingOnAir = airing.filter { a in onAir.contains { campaigns[$0].payload == a.campaign } }
+        // Their slots of today and of the days either side (a month's log holds thousands of
+        // rows a campaign; a capture's clock and a channel's delay never reach past a day).
+        let midnight = UTCTime.parse(today + "T00:00Z") ?? 0
+        airingOnAir = airing.filter { a in onAir.contains { campaigns[$0].payload == a.campaign } }.map { a in
+            var near = a
+            near.slots = a.slots.filter { $0.until >= midnight - 86_400 && $0.from < midnight + 2 * 86_400 }
+            return near
+        }
         // harkd's sessions need every confirmation (repeat interval 0), as for the mark.
         search = onAir.isEmpty ? nil : index.map {
             var s = AnalysisPipeline.SoundSearch(index: $0, payloads: campaigns.map(\.payload),

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import HarkEngine
+import HarkSystem
 
 /// What makes a record (a noise report, a detection, a shake result) traceable once it has
 /// left the device: the unit that made it, an id no other record of any unit or run shares,

@@ -2,6 +2,7 @@ import FoundationEssentials
 import Glibc
 import HarkDSP
 import HarkEngine
+import HarkSystem
 
 /// The lines harkd sends, each one JSON object tagged with its `"class"` (docs/protocol.md).
 public enum Messages {

@@ -1,4 +1,6 @@
+import FoundationEssentials
 import HarkDSP
+import HarkSystem
 
 /// What an analysis produces, in the order it produces it. Every event is tagged with its class
 /// when written out (see docs/protocol.md for the JSON form).
@@ -31,8 +33,11 @@ public struct DetectionEvent: Sendable, Equatable {
         return "\(d.soundVotes ?? 0) landmarks"
     }
 
-    /// A stale airing in words: when it aired against the recording's time.
-    private static func staleness(_ d: WatermarkDetection) -> String {
+    /// A stale airing in words (when it aired against the recording's time), or the slot that made it fresh.
+    private static func airingNote(_ d: WatermarkDetection) -> String {
+        if let slot = d.airingSlot {
+            return "; fresh: started within its airing slot on channel \(slot.channel) at " + UTCTime.iso8601(Date(timeIntervalSince1970: slot.from))
+        }
         guard d.stale else { return "" }
         return "; stale: a recording of an earlier airing" + (d.airing.map { " (aired " + UTCTime.minute($0.minute) + ")" } ?? "")
     }
@@ -42,14 +47,14 @@ public struct DetectionEvent: Sendable, Equatable {
         switch d.evidence {
         case .mark:
             return String(cFormat: "%@: payload %@ at %.2f s (copy from %.2f s), score %.1f", source, d.payload.hex, d.time, d.start, d.score)
-                + staleness(d)
+                + airingNote(d)
         case .sound:
             return String(cFormat: "%@: payload %@ at %.2f s by its sound (%@%@); no mark heard",
-                          source, d.payload.hex, d.time, place(d), reading(d)) + staleness(d)
+                          source, d.payload.hex, d.time, place(d), reading(d)) + airingNote(d)
         case .markAndSound:
             return String(cFormat: "%@: payload %@ at %.2f s by mark and sound (score %.1f%@; %@%@)",
                           source, d.payload.hex, d.time, d.score, d.confirmedAtSound ? " where the sound placed it" : "",
-                          place(d), reading(d)) + staleness(d)
+                          place(d), reading(d)) + airingNote(d)
         }
     }
 }

@@ -127,8 +127,9 @@ extension JSONLine {
     /// `mark` says how the mark was read: `search` (found by itself) or `at-sound` (its
     /// campaign's codeword confirmed where the sound placed the creative). A campaign whose
     /// marks carry airing codes adds `airing` (`fresh` or `stale`), `channel`, `minute` (UTC)
-    /// and `code` (what the mark carried); a detection by sound alone just after a stale mark
-    /// of its campaign is `"airing":"stale"` too.
+    /// and `code` (what the mark carried), or `slot` (the start of the airing slot its sound's
+    /// start fell in, when no fresh mark was heard); a detection by sound alone just after a
+    /// stale mark of its campaign is `"airing":"stale"` too.
     public mutating func addDetectionFields(_ d: WatermarkDetection) {
         add("evidence", d.evidence.rawValue)
         add("confidence", d.markHeard ? d.confidence : nil, decimals: 6)
@@ -140,6 +141,7 @@ extension JSONLine {
             add("channel", Int(airing.channel))
             add("minute", UTCTime.minute(airing.minute))
             if let code = d.airingCode { add("code", code.hex) }
+            if let slot = d.airingSlot { add("slot", UTCTime.iso8601(Date(timeIntervalSince1970: slot.from))) }
         } else if d.stale {
             add("airing", "stale")
         } else if d.airingCoded {

@@ -74,6 +74,12 @@ public final class AnalysisPipeline {
 
         public static let defaultStaleHorizon = 60
 
+        /// UTC (seconds since 1970) of pipeline second `t`, when `now` seconds of audio have
+        /// come: a recording's by its samples, live audio's by the clock less what came since.
+        func utc(at t: Double, now: Double) -> Double {
+            clock.map { $0() - (now - t) } ?? startUTC + t
+        }
+
         public init(schedule: AiringSchedule, startUTC: Double, staleHorizon: Int = AiringListening.defaultStaleHorizon) {
             self.schedule = schedule
             self.startUTC = startUTC
@@ -169,6 +175,8 @@ public final class AnalysisPipeline {
     private var airingMinute: Int64?
     /// Codes heard outside the window, and the past airing each turned out to be (nil: none).
     private var pastAirings: [WatermarkPayload: Airing?] = [:]
+    /// Pipeline seconds at the end of the samples being processed: what has come by now.
+    private var blockEnd = 0.0
     private let levelFrames: Int?
     private let reportFrames: Int?
     private var sinceLevel = 0
@@ -251,6 +259,7 @@ public final class AnalysisPipeline {
 
     /// Analyses the next mono samples.
     public func process(_ samples: UnsafeBufferPointer<Float>, emit: (Output) throws -> Void) throws {
+        blockEnd = Double(frames + samples.count) / settings.sampleRate
         bands?.process(samples)
         if let detector {
             renewAiringCodes(detector)
@@ -422,7 +431,20 @@ public final class AnalysisPipeline {
                 d.airing = m.airing
             }
         }
+        placeInSlot(&d)
         return d
+    }
+
+    /// An airing-coded campaign heard without a fresh mark is fresh when its creative's start,
+    /// as the sound places it, falls in one of the campaign's airing slots (``AiringSlot``);
+    /// heard at any other time it stays unknown, and it never answers a shake.
+    private func placeInSlot(_ d: inout WatermarkDetection) {
+        guard d.airingCoded, !d.stale, d.airing == nil, let offset = d.creativeOffset,
+              let listening = settings.watermark?.airing else { return }
+        let start = listening.utc(at: d.time, now: blockEnd) - offset
+        guard let slot = listening.schedule.slot(of: d.payload, creativeStart: start) else { return }
+        d.airing = Airing(campaign: d.payload, channel: slot.channel, minute: AiringCode.minute(atUTC: start))
+        d.airingSlot = slot
     }
 
     /// Whether audio has arrived since the last report (for a report cut short).

@@ -54,6 +54,12 @@ public struct BenchDefinition: Codable, Sendable {
         /// row for what the sound's confirmations would name if the search always found the
         /// creative's alignment (``WatermarkBench/ceiling(_:rate:index:payload:offset:)``).
         public var soundCeiling: Bool?
+        /// Also air each host as a campaign whose marks carry airing codes, its airing in the
+        /// catalogue's slots (with ``learned``): a row for what answers a shake when it aired in
+        /// its slot ("…: airing-coded, in its slot"), beside the condition's own campaign, whose
+        /// every detection does, and one for the same audio replayed a day later, which must
+        /// never answer ("…: airing-coded, replayed a day later").
+        public var airingSlots: Bool?
         /// Air each host without its mark: an unmarked copy of the creative, which the sound
         /// catalogue still holds as aired. The mark rows then count mark detections of the
         /// creative's payload that must not be there; the sound rows, its sound heard.
@@ -127,7 +133,9 @@ public struct BenchDefinition: Codable, Sendable {
         /// `either` is the one pipeline with both witnesses (each alone, and the mark confirmed
         /// where the sound places the creative); `markEvidence` its detections that carry the mark;
         /// `soundCeiling` the sound's confirmations read at the creative's known place.
-        enum Witness { case mark, sound, either, markEvidence, anchor, soundCeiling, learned, learnedEither }
+        /// `slotFresh` and `slotReplay` count what answers a shake (``ShakePolicy``) of an
+        /// airing-coded campaign aired in its slot, and of the same audio a day later.
+        enum Witness { case mark, sound, either, markEvidence, anchor, soundCeiling, learned, learnedEither, slotFresh, slotReplay }
         var name: String
         var catalogue: Int?
         var target: Target?
@@ -152,6 +160,10 @@ public struct BenchDefinition: Codable, Sendable {
                     + (c.learned == true ? [Reading(name: "\(c.name): learned sound, \(size) creatives", catalogue: size, target: c.target, witness: .learned),
                                             Reading(name: "\(c.name): mark or sound, learned beside landmarks", catalogue: c.catalogue, target: c.target,
                                                     witness: .learnedEither)] : [])
+                    + (c.learned == true && c.airingSlots == true
+                        ? [Reading(name: "\(c.name): airing-coded, in its slot (answers a shake)", catalogue: c.catalogue, target: c.target, witness: .slotFresh),
+                           Reading(name: "\(c.name): airing-coded, replayed a day later (answers a shake)", catalogue: c.catalogue, witness: .slotReplay)]
+                        : [])
                     + (c.soundCeiling == true ? [Reading(name: "\(c.name): sound at its known place (ceiling)", catalogue: size, witness: .soundCeiling)] : [])
                     + (anchor ? [Reading(name: "\(c.name): audfprint, \(size) creatives", catalogue: size, witness: .anchor)] : [])
                 } ?? [])

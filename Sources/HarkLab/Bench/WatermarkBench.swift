@@ -148,6 +148,11 @@ public enum WatermarkBench {
             log("audfprint: a database of \(decoyFiles.count) decoys")
             try anchor.build(database: anchorDecoys, files: decoyFiles)
         }
+        // An airing-coded campaign's key (the trials draw their own payloads and mark keys).
+        let slotsAsked = d.conditions.contains { $0.airingSlots == true && $0.learned == true }
+        // Drawn apart from `rng`, whose draws make the other rows' trials.
+        var keyDraw = SplitMix64(seed: d.seed ^ 0xA1A1)
+        let airingKey = try AiringKey(bytes: (0..<32).map { _ in UInt8(truncatingIfNeeded: keyDraw.next()) })
         var trial = 0
         for (hi, host) in d.hosts.enumerated() {
             for index in 0..<host.count {
@@ -167,6 +172,18 @@ public enum WatermarkBench {
                         report.worstBand = max(report.worstBand, e.worstBand.ratio)
                         log("\(host.name) \(index + 1), payload \(payload.hex), \(profile.rawValue): watermark \(String(cFormat: "%.1f", e.ratio)) dB")
                         marked[profile] = path
+                    }
+                    // The host as an airing-coded campaign's creative, aired on channel 7 from
+                    // `airedAt`: its copies carry that minute's codes.
+                    var coded: [WatermarkProfile: String] = [:]
+                    if slotsAsked {
+                        for profile in profiles {
+                            let path = workDirectory + "/coded-\(profile.rawValue).wav"
+                            _ = try Embedding.embed(input: hostPath, output: path,
+                                                    options: EmbedOptions(payload: payload, key: key, strength: d.strength, profile: profile,
+                                                                          airing: .init(key: airingKey, channel: 7, startUTC: Self.airedAt)))
+                            coded[profile] = path
+                        }
                     }
                     // The creative as it leaves the embedder, as a catalogue would hold it.
                     var aired: [WatermarkProfile: [Int: SoundIndex]] = [:]
@@ -210,6 +227,13 @@ public enum WatermarkBench {
                         }
                         _ = try Simulation.run(input: played, output: received, path: path)
                         let (y, rate) = try readMono(received)
+                        // The airing-coded creative through the same path (its seeds are the trial's).
+                        var codedY: [Float] = []
+                        if condition.airingSlots == true, condition.learned == true, let codedPath = coded[profile] {
+                            let codedReceived = workDirectory + "/received-coded.wav"
+                            _ = try Simulation.run(input: codedPath, output: codedReceived, path: path)
+                            codedY = try readMono(codedReceived).0
+                        }
                         for (wi, window) in d.windows.enumerated() {
                             let length = Int(window * rate)
                             guard y.count > length else { continue }
@@ -256,10 +280,29 @@ public enum WatermarkBench {
                                                            payloads: Self.soundPayloads(condition.sound!, trial: payload),
                                                            embeddings: airedEmbeddings[profile]![condition.sound!]!)
                                 }
+                                // The airing-coded campaign as harkd would hear it with the window's UTC time:
+                                // the catalogue's other campaigns by payload, this one by its codes and its
+                                // slot (the creative started at `airedAt`). Its sound reading is the static
+                                // creative's: a mark 25 dB under it changes none of it, and no catalogue holds
+                                // an airing-coded creative as every minute aired it. Only what answers counts.
+                                func slotted(replayedAfter later: Double) throws -> [WatermarkDetection] {
+                                    let catalogue = condition.catalogue.map { Self.catalogue(size: max(1, $0 - 1), containing: nil, seed: UInt64(payload.value)) } ?? []
+                                    let slot = AiringSlot(channel: 7, from: Self.airedAt, until: Self.airedAt)
+                                    let campaign = AiringCampaign(campaign: payload, key: airingKey, channels: [7], slots: [slot])
+                                    let listening = AnalysisPipeline.AiringListening(schedule: AiringSchedule(campaigns: [campaign]),
+                                                                                     startUTC: Self.airedAt + Double(offset) / rate + later)
+                                    let found = try Self.listen(codedY[offset..<(offset + length)], rate: rate, key: key, profile: profile,
+                                                                catalogue: catalogue, index: aired[profile]![condition.sound!]!,
+                                                                payloads: Self.soundPayloads(condition.sound!, trial: payload),
+                                                                embeddings: airedEmbeddings[profile]![condition.sound!]!, airing: listening)
+                                    return found.filter { $0.payload != payload || ShakePolicy.answers($0) }
+                                }
                                 for (k, reading) in readings[ci].enumerated() {
                                     let row = firstRow + k
                                     let found: [WatermarkDetection]
                                     switch reading.witness {
+                                    case .slotFresh: found = try slotted(replayedAfter: 0)
+                                    case .slotReplay: found = try slotted(replayedAfter: 86_400)
                                     case .mark: found = try mark(reading.catalogue)
                                     case .sound: found = try sound()
                                     case .either: found = try fused()
@@ -439,9 +482,9 @@ public enum WatermarkBench {
     /// `catalogue`), the creatives' sound, and the mark confirmed where the sound places them.
     static func listen(_ y: ArraySlice<Float>, rate: Double, key: WatermarkKey, profile: WatermarkProfile,
                        catalogue: [WatermarkPayload]?, index: SoundIndex, payloads: [WatermarkPayload],
-                       embeddings: EmbeddingIndex? = nil) throws -> [WatermarkDetection] {
+                       embeddings: EmbeddingIndex? = nil, airing: AnalysisPipeline.AiringListening? = nil) throws -> [WatermarkDetection] {
         let pipeline = try witnesses(rate: rate, key: key, profile: profile, catalogue: catalogue, index: index, payloads: payloads,
-                                     embeddings: embeddings)
+                                     embeddings: embeddings, airing: airing)
         var found: [WatermarkDetection] = []
         try inBlocks(y) { block in
             try pipeline.process(block) { if case .detection(let d) = $0 { found.append(d) } }
@@ -450,11 +493,12 @@ public enum WatermarkBench {
     }
 
     static func witnesses(rate: Double, key: WatermarkKey, profile: WatermarkProfile, catalogue: [WatermarkPayload]?,
-                          index: SoundIndex, payloads: [WatermarkPayload], embeddings: EmbeddingIndex? = nil) throws -> AnalysisPipeline {
+                          index: SoundIndex, payloads: [WatermarkPayload], embeddings: EmbeddingIndex? = nil,
+                          airing: AnalysisPipeline.AiringListening? = nil) throws -> AnalysisPipeline {
         var settings = AnalysisPipeline.Settings(sampleRate: rate)
         settings.meter = false
         settings.bands = false
-        settings.watermark = .init(key: key, profile: profile, catalogue: catalogue)
+        settings.watermark = .init(key: key, profile: profile, catalogue: catalogue, airing: airing)
         settings.sound = .init(index: index, payloads: payloads, embeddings: embeddings)
         return try AnalysisPipeline(settings)
     }
@@ -587,6 +631,10 @@ public enum WatermarkBench {
 
     /// `size` payloads drawn from their own random stream (so that adding a catalogue condition
     /// leaves every other trial as it was), with `payload` among them.
+    /// When the airing-coded creatives air (``BenchDefinition/Condition/airingSlots``):
+    /// 2026-11-28T20:00:00Z.
+    static let airedAt = 1_795_896_000.0
+
     static func catalogue(size: Int, containing payload: WatermarkPayload?, seed: UInt64 = 0) -> [WatermarkPayload] {
         var rng = SplitMix64(seed: UInt64(payload?.value ?? 0) &* 0x9E37_79B9 &+ seed &+ 7)
         var list = (0..<max(0, size - (payload == nil ? 0 : 1))).map { _ in WatermarkPayload(UInt32(truncatingIfNeeded: rng.next())) }

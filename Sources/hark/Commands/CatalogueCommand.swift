@@ -4,6 +4,7 @@ import HarkCatalogue
 import HarkDSP
 import HarkEngine
 import HarkSoundFile
+import HarkSystem
 
 /// `hark catalogue`: the campaigns a device listens for (docs/watermark.md, The campaign catalogue).
 struct CatalogueCommand: ParsableCommand {
@@ -16,7 +17,7 @@ struct CatalogueCommand: ParsableCommand {
         (landmarks, about 30 kB for 30 s; never the audio). `hark detect --catalogue FILE` and \
         harkd's `catalogue` setting listen for its campaigns by mark and by sound.
         """,
-        subcommands: [Add.self, List.self, Remove.self])
+        subcommands: [Add.self, List.self, Remove.self, Slots.self])
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -95,7 +96,10 @@ struct CatalogueCommand: ParsableCommand {
                     j.add("seconds", c.sound.duration, decimals: 2)
                     j.add("landmarks", c.sound.landmarks.count)
                     j.add("bytes", c.sound.bytes.count)
-                    if let a = c.airing { j.add("airing_channels", integers: a.channels.map(Int.init)) }
+                    if let a = c.airing {
+                        j.add("airing_channels", integers: a.channels.map(Int.init))
+                        j.add("airing_slots", a.slots.count)
+                    }
                     if let e = c.embeddings {
                         j.add("embeddings", e.count)
                         j.add("embedding_bytes", e.bytes.count)
@@ -103,7 +107,8 @@ struct CatalogueCommand: ParsableCommand {
                     try out.write(line: j.line)
                 } else {
                     let learned = c.embeddings.map { String(format: "%.1f kB", Double($0.bytes.count) / 1000) } ?? "none"
-                    let more = [c.name, c.airing.map { "airing codes on channels " + $0.channels.map(String.init).joined(separator: ",") }]
+                    let more = [c.name, c.airing.map { "airing codes on channels " + $0.channels.map(String.init).joined(separator: ",") },
+                                c.airing.flatMap { $0.slots.isEmpty ? nil : "\($0.slots.count) airing slots" }]
                         .compactMap { $0 }.joined(separator: "; ")
                     try out.write(line: Self.row([c.payload.hex, c.isOnAir(on: today) ? "yes" : "no", c.from ?? "…", c.until ?? "…",
                                                   String(format: "%.1f", c.sound.duration), String(format: "%.1f kB", Double(c.sound.bytes.count) / 1000),
@@ -158,6 +163,87 @@ struct CatalogueCommand: ParsableCommand {
                 throw ExitCode.failure
             }
             try LineWriter.standardOutput.write(line: "\(catalogue): removed \(p.hex)")
+        }
+    }
+}
+
+extension CatalogueCommand {
+    struct Slots: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Import a broadcaster's log of when airing-coded campaigns air (their airing slots).",
+            discussion: """
+            The log is comma-separated: a first line naming the columns channel, payload, start \
+            and optionally end (others are ignored), then one airing a line, times in UTC as \
+            2026-11-28T20:14:05Z. A campaign whose marks carry airing codes is then fresh when \
+            its sound is heard starting within one of its slots, give or take its channel's \
+            tolerance, even where its mark is too faint to hear (docs/protocol.md, Airing \
+            slots). Rows of campaigns the catalogue does not hold, or that carry no airing \
+            codes, are skipped with a warning. A log with an error imports nothing.
+            """)
+
+        @Argument(help: "Catalogue file.", completion: .file())
+        var catalogue: String
+
+        @Argument(help: "The log (CSV).", completion: .file())
+        var log: String
+
+        @Option(help: ArgumentHelp("""
+            Seconds either side of a slot that still count on the log's channels: the broadcast's \
+            delay and the device's clock (default \(Int(AiringSlot.defaultTolerance)) s, at most \(Int(AiringSlot.maxTolerance))).
+            """, valueName: "seconds"))
+        var tolerance: Double?
+
+        @Flag(help: "Drop every slot the catalogue holds before importing (a new day's log).")
+        var replace = false
+
+        func validate() throws {
+            if let t = tolerance, !(0...AiringSlot.maxTolerance).contains(t) {
+                throw ValidationError("--tolerance must be 0 to \(Int(AiringSlot.maxTolerance)) seconds")
+            }
+        }
+
+        func run() throws {
+            guard let text = try? String(contentsOfFile: log, encoding: .utf8) else {
+                Diagnostics.error("\(log): cannot be read as text")
+                throw ExitCode.failure
+            }
+            let parsed: AiringLog
+            do { parsed = try AiringLog(text: text) } catch {
+                Diagnostics.error("\(log): \(error)")
+                throw ExitCode.failure
+            }
+            let campaigns = try CampaignOptions.read(catalogue)
+            let coded = Set(campaigns.compactMap { $0.airing?.campaign })
+            let held = Set(campaigns.map(\.payload))
+            let kept = parsed.entries.filter { coded.contains($0.campaign) }
+            let unknown = Set(parsed.entries.map(\.campaign)).subtracting(held)
+            let uncoded = Set(parsed.entries.map(\.campaign)).intersection(held).subtracting(coded)
+            if !unknown.isEmpty {
+                Diagnostics.warning("\(log): skipped the rows of \(unknown.count) payload(s) the catalogue does not hold: " + Self.list(unknown))
+            }
+            if !uncoded.isEmpty {
+                Diagnostics.warning("\(log): skipped the rows of \(uncoded.count) campaign(s) whose marks carry no airing codes (every airing of theirs is fresh): " + Self.list(uncoded))
+            }
+            let channels = Set(kept.map(\.slot.channel))
+            do {
+                let file = try CampaignCatalogue.openForWriting(catalogue)
+                try file.addSlots(kept.map { ($0.campaign, $0.slot) }, tolerances: tolerance.map { t in Dictionary(uniqueKeysWithValues: channels.map { ($0, t) }) } ?? [:],
+                                  replacing: replace)
+            } catch {
+                Diagnostics.error(error.description)
+                throw ExitCode.failure
+            }
+            var line = "\(catalogue): \(kept.count) airing slot(s) of \(Set(kept.map(\.campaign)).count) campaign(s) on \(channels.count) channel(s)"
+            if let first = kept.map(\.slot.from).min(), let last = kept.map(\.slot.until).max() {
+                line += ", " + UTCTime.iso8601(Date(timeIntervalSince1970: first)) + " to " + UTCTime.iso8601(Date(timeIntervalSince1970: last))
+            }
+            if let tolerance { line += String(format: "; tolerance %.0f s on those channels", tolerance) }
+            try LineWriter.standardOutput.write(line: line)
+        }
+
+        private static func list(_ payloads: Set<WatermarkPayload>) -> String {
+            let sorted = payloads.map(\.hex).sorted()
+            return sorted.prefix(8).joined(separator: ", ") + (sorted.count > 8 ? ", …" : "")
         }
     }
 }

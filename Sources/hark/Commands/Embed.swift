@@ -4,6 +4,7 @@ import HarkCapture
 import HarkDSP
 import HarkEngine
 import HarkSoundFile
+import HarkSystem
 
 struct Embed: ParsableCommand {
     static let configuration = CommandConfiguration(

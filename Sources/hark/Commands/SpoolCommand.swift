@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HarkEngine
 import HarkSpool
+import HarkSystem
 
 /// `hark spool`: what harkd's spool holds, read from the file (harkd may be running: the file
 /// is opened read-only and SQLite's write-ahead log lets both read).

@@ -4,6 +4,7 @@ import HarkCatalogue
 import HarkDSP
 import HarkEngine
 import HarkSoundFile
+import HarkSystem
 
 extension WatermarkProfile: ExpressibleByArgument {}
 extension SoundReadingChoice: ExpressibleByArgument {}

@@ -1,6 +1,6 @@
 import HarkDSP
 import Testing
-@testable import HarkDaemon
+import HarkEngine
 
 /// What answers a shake, decided in the daemon: a fresh airing proved, never a recording.
 @Suite struct ShakePolicyTests {
@@ -26,5 +26,16 @@ import Testing
         #expect(!ShakePolicy.answers(detection(sound: true, airingCoded: true)))
         #expect(!ShakePolicy.answers(detection(airingCoded: true)))
         #expect(!ShakePolicy.answers(detection(stale: true, airingCoded: true, aired: true)))
+    }
+
+    @Test func itsSoundAnswersWhenItStartedWithinAnAiringSlot() {
+        var inSlot = detection(sound: true, airingCoded: true, aired: true)
+        inSlot.airingSlot = AiringSlot(channel: 7, from: 1_740_000_000, until: 1_740_000_000)
+        #expect(ShakePolicy.answers(inSlot))
+        // A slot proves nothing against a stale mark: a recording of an earlier airing.
+        inSlot.stale = true
+        #expect(!ShakePolicy.answers(inSlot))
+        // Its sound with an airing but no slot (none matched, no mark heard) does not answer.
+        #expect(!ShakePolicy.answers(detection(sound: true, airingCoded: true, aired: true)))
     }
 }
