@@ -40,9 +40,11 @@ import HarkSynthesis
 
     private func rms(_ x: [Float]) -> Double { (x.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(1, x.count))).squareRoot() }
 
-    private func listen(_ index: SoundIndex, _ y: ArraySlice<Float>, rate: Double = rate, threshold: Int = SoundMatcher.defaultThreshold,
+    private func listen(_ index: SoundIndex, _ y: ArraySlice<Float>, rate: Double = rate, threshold: Int = LandmarkTuning.standard.threshold,
                         block: Int = 1024) throws -> [SoundMatch] {
-        let m = try SoundMatcher(index: index, sampleRate: rate, threshold: threshold)
+        var tuning = LandmarkTuning.standard
+        tuning.threshold = threshold
+        let m = try SoundMatcher(index: index, sampleRate: rate, tuning: tuning)
         var out: [SoundMatch] = []
         var i = y.startIndex
         while i < y.endIndex {
@@ -155,7 +157,7 @@ import HarkSynthesis
         #expect(starts.allSatisfy { abs($0 - lead) < 0.06 }, "\(starts)")
         let other = try SoundMatcher(index: index, sampleRate: Self.rate)
         _ = song(11).withUnsafeBufferPointer { other.process($0) }
-        #expect(other.leads(limit: 3).allSatisfy { $0.votes < SoundMatcher.defaultThreshold })
+        #expect(other.leads(limit: 3).allSatisfy { $0.votes < LandmarkTuning.standard.threshold })
     }
 
     /// Whether the second before `a` and the second before `b` of `x` are the same sound, to
@@ -175,7 +177,7 @@ import HarkSynthesis
         let index = SoundIndex(prints: try [song(1), jingle(2, .flute), song(3), noise(4)].map(reading))
         for other in [song(11), song(12), jingle(13, .piano), noise(14)] {
             // The threshold's margin: no other audio comes within two-thirds of it.
-            let found = try listen(index, other[...], threshold: SoundMatcher.defaultThreshold * 2 / 3)
+            let found = try listen(index, other[...], threshold: LandmarkTuning.standard.threshold * 2 / 3)
             #expect(found.isEmpty, "\(found)")
         }
     }
@@ -206,8 +208,8 @@ import HarkSynthesis
         #expect(found.isEmpty, "\(found)")
         // What the matcher saw: a candidate whose peaks, counted whole, would have named it;
         // only their crowding into one second keeps it unnamed, on both paths.
-        #expect(most >= SoundMatcher.candidateVotes && evidence >= SoundMatcher.peakThreshold, "\(most) votes, evidence \(evidence)")
-        #expect(spread < SoundMatcher.spreadThreshold, "\(spread) votes outside the best second")
+        #expect(most >= LandmarkTuning.standard.candidateVotes && evidence >= LandmarkTuning.standard.peakThreshold, "\(most) votes, evidence \(evidence)")
+        #expect(spread < LandmarkTuning.standard.spreadVotes, "\(spread) votes outside the best second")
         #expect(try listen(index, programme(holding: 4)[...]).first?.reference == 0)
     }
 
@@ -262,9 +264,9 @@ import HarkSynthesis
         let spread = m.spreadVotes(reference: 0, alignment: alignment)
         let peaks = m.peakEvidence(reference: 0, alignment: alignment).trimmed
         let envelopes = m.envelopeEvidence(reference: 0, alignment: alignment).trimmed
-        #expect(spread.votes < SoundMatcher.defaultThreshold && peaks < SoundMatcher.peakThreshold, "\(spread), \(peaks)")
-        #expect((peaks + envelopes) / 2.0.squareRoot() < SoundMatcher.combinedThreshold)
-        #expect(m.highestFollowing >= SoundMatcher.followThreshold)
+        #expect(spread.votes < LandmarkTuning.standard.threshold && peaks < LandmarkTuning.standard.peakThreshold, "\(spread), \(peaks)")
+        #expect((peaks + envelopes) / 2.0.squareRoot() < LandmarkTuning.standard.combinedThreshold)
+        #expect(m.highestFollowing >= LandmarkTuning.standard.followThreshold)
         // Other bursts, of noise or of a song, follow no creative near the threshold.
         for other in [bursts(80), bursts(81), song(82)] {
             let o = try SoundMatcher(index: index, sampleRate: Self.rate)
@@ -272,7 +274,7 @@ import HarkSynthesis
             for s in stride(from: 0, to: other.count, by: 1024) {
                 named += other[s..<min(other.count, s + 1024)].withUnsafeBufferPointer { o.process($0) }
             }
-            #expect(named.isEmpty && o.highestFollowing < SoundMatcher.followThreshold - 0.2, "\(named), \(o.highestFollowing)")
+            #expect(named.isEmpty && o.highestFollowing < LandmarkTuning.standard.followThreshold - 0.2, "\(named), \(o.highestFollowing)")
         }
     }
 
@@ -311,9 +313,9 @@ import HarkSynthesis
     @Test func theCombinedThresholdRisesWithTheCatalogue() throws {
         // 7.5 up to 100 creatives; 9.0 at 1 000, over the 7.7 that ten hours of unmarked audio
         // reached against 999; and a matcher reads it off its own index.
-        #expect(SoundMatcher.combinedThreshold(creatives: 2) == 7.5 && SoundMatcher.combinedThreshold(creatives: 100) == 7.5)
-        #expect(abs(SoundMatcher.combinedThreshold(creatives: 1000) - 9.0) < 1e-9)
-        #expect(SoundMatcher.combinedThreshold(creatives: 4096) > 9.8)
+        #expect(LandmarkTuning.standard.combinedThreshold(creatives: 2) == 7.5 && LandmarkTuning.standard.combinedThreshold(creatives: 100) == 7.5)
+        #expect(abs(LandmarkTuning.standard.combinedThreshold(creatives: 1000) - 9.0) < 1e-9)
+        #expect(LandmarkTuning.standard.combinedThreshold(creatives: 4096) > 9.8)
         let prints = (1...3).map { SoundPrint(landmarks: [Landmark(hash: UInt32($0), frame: 0)], duration: 1) }
         #expect(try SoundMatcher(index: SoundIndex(prints: prints), sampleRate: Self.rate).combinedLimit == 7.5)
         let many = (0..<1000).map { SoundPrint(landmarks: [Landmark(hash: UInt32($0), frame: 0)], duration: 1) }

@@ -133,7 +133,7 @@ import HarkSynthesis
         let found = try detections(run(AnalysisPipeline(s), x, block: 4096))
         #expect(found.allSatisfy { $0.payload == payload }, "\(found)")
         let sound = try #require(found.first)
-        #expect(sound.evidence == .sound && sound.time < 2 && sound.score == 0 && sound.soundVotes ?? 0 >= SoundMatcher.candidateVotes)
+        #expect(sound.evidence == .sound && sound.time < 2 && sound.score == 0 && sound.soundVotes ?? 0 >= LandmarkTuning.standard.candidateVotes)
         #expect(abs((sound.creativeOffset ?? -1) - sound.time) < 0.05)
         let both = try #require(found.first { $0.evidence == .markAndSound })
         #expect(both.score >= 7 && both.soundVotes != nil && abs((both.creativeOffset ?? -1) - both.time) < 0.1, "\(both)")

@@ -9,7 +9,7 @@ public struct SoundMatch: Sendable, Equatable {
     /// Seconds of input after which the match was confirmed.
     public var time: Double
     /// Where the creative was, in its own seconds, at ``time``; nil while another place in it
-    /// fits the audio nearly as well (``SoundMatcher/alignmentRatio``).
+    /// fits the audio nearly as well (``LandmarkTuning/alignmentRatio``).
     public var offset: Double?
     /// Landmarks of the input that fell on this creative at one alignment within the window.
     public var votes: Int
@@ -33,23 +33,15 @@ public struct SoundLead: Sendable, Equatable {
 /// Names the creatives of a catalogue in a stream of mono samples by their landmarks: every
 /// landmark of the input whose hash a creative holds votes for the alignment
 /// (input frame − creative frame) it implies, and a creative is named when one alignment
-/// (±1 frame) gathers ``threshold`` votes within the last ``window`` seconds.
+/// (±1 frame) gathers ``LandmarkTuning/threshold`` votes within the last
+/// ``LandmarkTuning/window`` seconds, or its peaks and envelopes say so (``LandmarkTuning``
+/// holds every constant of the decision).
 ///
 /// The votes are counted as they arrive and leave the window, so the cost is that of the
 /// landmarks looked up, a few hundred a second, not of the catalogue's size. Not thread-safe.
 public final class SoundMatcher {
-    /// Votes at one alignment that name a creative. Chance alignments on unmarked audio stay far
-    /// below (docs/watermark.md, Sound reading: the calibration and its margin).
-    public static let defaultThreshold = 24
-    /// The window votes are counted over.
-    public static let defaultWindow = 6.0
-
-    public let threshold: Int
-    public let window: Double
+    public let tuning: LandmarkTuning
     public let index: SoundIndex
-    /// Repeat suppression as the mark's: a creative is named again only after this long without
-    /// a match, or at another alignment (another airing).
-    public let repeatInterval: Double
     private let reader: SoundPrintReader
     private let sampleRate: Double
     private let windowFrames: Int
@@ -77,19 +69,16 @@ public final class SoundMatcher {
     private var last: [Int: Double] = [:]
     private var touched: [Int64] = []
 
-    public init(index: SoundIndex, sampleRate: Double, threshold: Int = SoundMatcher.defaultThreshold,
-                window: Double = SoundMatcher.defaultWindow, repeatInterval: Double = 6) throws {
+    public init(index: SoundIndex, sampleRate: Double, tuning: LandmarkTuning = .standard) throws {
         reader = try SoundPrintReader(sampleRate: sampleRate)
         self.sampleRate = sampleRate
         self.index = index
-        self.threshold = threshold
-        self.window = window
-        self.repeatInterval = repeatInterval
-        windowFrames = Int((window / reader.frameSeconds).rounded())
+        self.tuning = tuning
+        windowFrames = Int((tuning.window / reader.frameSeconds).rounded())
         reviewSamples = max(1, Int((sampleRate * Self.reviewInterval).rounded()))
         counts = VoteCounts(creatives: index.creatives)
         allCounts = counts
-        combinedLimit = Self.combinedThreshold(creatives: index.creatives)
+        combinedLimit = tuning.combinedThreshold(creatives: index.creatives)
     }
 
     /// Seconds of input read.
@@ -191,7 +180,7 @@ public final class SoundMatcher {
     private var leadAlignments: [Int: (alignment: Int, votes: Int)] = [:]
 
     private func noteLead(_ r: Int, alignment a: Int, votes: Int) {
-        guard votes >= Self.candidateVotes else { return }
+        guard votes >= tuning.candidateVotes else { return }
         if let kept = leadAlignments[r], kept.alignment != a, allCounts.score(r, kept.alignment) > votes { return }
         leadAlignments[r] = (a, votes)
     }
@@ -207,11 +196,11 @@ public final class SoundMatcher {
         var strongest: [(r: Int, votes: Int)] = []
         for (r, kept) in leadAlignments {
             let votes = allCounts.score(r, kept.alignment)
-            if votes < Self.candidateVotes { leadAlignments[r] = nil } else { strongest.append((r, votes)) }
+            if votes < tuning.candidateVotes { leadAlignments[r] = nil } else { strongest.append((r, votes)) }
         }
         strongest.sort { ($0.votes, $1.r) > ($1.votes, $0.r) }
         let best = bestAlignments(shared: true, of: Set(strongest.prefix(2 * limit).map(\.r)))
-        return best.filter { $0.value.votes >= Self.candidateVotes && Double($0.value.votes) >= Self.alignmentRatio * Double($0.value.runnerUp) }
+        return best.filter { $0.value.votes >= tuning.candidateVotes && Double($0.value.votes) >= tuning.alignmentRatio * Double($0.value.runnerUp) }
             .sorted { ($0.value.votes, $1.key) > ($1.value.votes, $0.key) }
             .prefix(limit)
             .map { SoundLead(reference: $0.key, creativeStart: Double($0.value.alignment) * reader.frameSeconds, votes: $0.value.votes) }
@@ -219,11 +208,6 @@ public final class SoundMatcher {
 
     /// Each creative's best score within the window now (for studies of the margin).
     public func bestScores() -> [Int: Int] { bestAlignments().mapValues(\.votes) }
-
-    /// Where a creative is, is reported only when its best alignment has this many times the
-    /// votes of any other: a song that comes back to its chorus gathers votes at the chorus's
-    /// other places too. (The campaign is named either way: all those places are its own.)
-    public static let alignmentRatio = 1.5
 
     /// Each creative's best alignment within the window now, and its votes (with its shared
     /// entries' votes: `shared`); `runnerUp`, the most votes at any alignment more than a frame
@@ -249,15 +233,6 @@ public final class SoundMatcher {
     }
 
     private func score(_ k: Int64) -> Int { counts.score(k) }
-
-    /// A creative that shares sound with others is named only when it has at least this many
-    /// times the votes of each of them: what they share (a licensed song) votes for all of them
-    /// alike, what is its own (its voice-over) for it alone.
-    public static let rivalRatio = 2
-
-    /// Votes at one alignment that make a creative a candidate, confirmed or not by its peaks
-    /// (``peakEvidence(reference:alignment:)``).
-    public static let candidateVotes = 5
 
     /// Input frames per block over which the evidence's spread is read: 0.512 s.
     static let blockFrames = 32
@@ -399,12 +374,6 @@ public final class SoundMatcher {
     public static let nullShifts = 24
     static let nullShiftSpacing = 25
 
-    /// Votes at one alignment that must remain without the two blocks that gave the most
-    /// (``spreadVotes(reference:alignment:)``): the creative is heard over more than a second.
-    public static let spreadThreshold = 6
-    /// The trimmed peak evidence (``peakEvidence(reference:alignment:)``) that names a creative
-    /// whose votes are short of ``threshold``.
-    public static let peakThreshold = 8.0
 
     /// The most trimmed peak evidence any candidate whose votes were spread enough reached so
     /// far, named or not (for studies of the margin on unmarked audio).
@@ -424,25 +393,14 @@ public final class SoundMatcher {
     private var reviewsLeft = 0
     private var newestFrame = 0
 
-    /// The peaks' and the envelopes' trimmed evidence together, (peaks + envelopes) / √2, that
-    /// names a candidate whatever its votes, in a catalogue of up to 100 creatives.
-    public static let combinedThreshold = 7.5
-
-    /// The same for an index of `creatives`: 1.5 more for every tenfold beyond 100. Ten hours of
-    /// unmarked audio reached 6.2 against 99 creatives and 7.7 against 999, over the 7.5 kept
-    /// for 100 (no campaign was named: a later check held it); 9.0 for 1 000 keeps the margin
-    /// that 100 have. Beyond 1 000 (harkd allows 4 096: 9.9) it is extrapolated, not measured.
-    public static func combinedThreshold(creatives: Int) -> Double {
-        combinedThreshold + 1.5 * max(0, Glibc.log10(Double(max(1, creatives)) / 100))
-    }
-
-    /// ``combinedThreshold(creatives:)`` for this matcher's index.
+    /// ``LandmarkTuning/combinedThreshold(creatives:)`` for this matcher's index.
     public let combinedLimit: Double
 
     /// The third way to be named: the input's band envelopes follow the creative's, their
-    /// correlation (``envelopeEvidence(reference:alignment:)``'s `rho`) reaching this, at an
-    /// alignment with ``followVotes`` votes, ``followUniqueness`` times those at any other
-    /// alignment, whose peaks' whole-window evidence reaches ``followPeakEvidence``.
+    /// correlation (``envelopeEvidence(reference:alignment:)``'s `rho`) reaching
+    /// ``LandmarkTuning/followThreshold``, at an alignment with ``LandmarkTuning/followVotes``
+    /// votes, ``LandmarkTuning/followUniqueness`` times those at any other alignment, whose
+    /// peaks' whole-window evidence reaches ``LandmarkTuning/followPeakEvidence``.
     ///
     /// Nothing is trimmed here: this is what names a creative heard in bursts (speech with
     /// pauses, whose evidence lies in a few blocks of the window); what keeps a burst that two
@@ -455,10 +413,6 @@ public final class SoundMatcher {
     /// drums: unmarked drums followed a drum creative at 0.997, the alignment standing alone by
     /// its bass notes, with 8 votes and peak evidence 4.1–4.4. docs/watermark.md (The creative's
     /// sound) gives what ten hours of unmarked audio reached.
-    public static let followThreshold = 0.7
-    public static let followVotes = 8
-    public static let followPeakEvidence = 6.0
-    public static let followUniqueness = 2.5
     /// The most any candidate that passes the other three tests followed its creative so far,
     /// named or not (for studies of the margin on unmarked audio).
     public private(set) var highestFollowing = -Double.infinity
@@ -467,7 +421,7 @@ public final class SoundMatcher {
     /// the votes' spread, the peaks' and the envelopes' evidence within the window now.
     public func evidence(reference r: Int, alignment: Int, votes: Int, standsAlone: Bool) -> SoundEvidence {
         evidence(r, alignment: alignment, votes: votes,
-                 spread: spreadVotes(reference: r, alignment: alignment).trimmed >= Self.spreadThreshold, standsAlone: standsAlone)
+                 spread: spreadVotes(reference: r, alignment: alignment).trimmed >= tuning.spreadVotes, standsAlone: standsAlone)
     }
 
     private func evidence(_ r: Int, alignment: Int, votes: Int, spread: Bool, standsAlone: Bool) -> SoundEvidence {
@@ -487,21 +441,21 @@ public final class SoundMatcher {
     ///   (``SoundEvidence/Test/following``).
     private func heard(_ r: Int, _ b: (alignment: Int, votes: Int, runnerUp: Int)) -> Bool {
         if let v = verdicts[r], v.alignment == b.alignment,
-           v.votes == b.votes || (newestFrame - v.frame < Self.reviewFrames && (v.votes >= threshold) == (b.votes >= threshold)) {
+           v.votes == b.votes || (newestFrame - v.frame < Self.reviewFrames && (v.votes >= tuning.threshold) == (b.votes >= tuning.threshold)) {
             return v.heard
         }
-        let spread = spreadVotes(reference: r, alignment: b.alignment).trimmed >= Self.spreadThreshold
+        let spread = spreadVotes(reference: r, alignment: b.alignment).trimmed >= tuning.spreadVotes
         // The votes alone first: they cost nothing more to read.
-        var heard = spread && b.votes >= threshold
+        var heard = spread && b.votes >= tuning.threshold
         if !heard {
             guard reviewsLeft > 0 else { return verdicts[r]?.alignment == b.alignment && verdicts[r]!.heard }
             reviewsLeft -= 1
             let e = evidence(r, alignment: b.alignment, votes: b.votes, spread: spread,
-                             standsAlone: Double(b.votes) >= Self.followUniqueness * Double(b.runnerUp))
+                             standsAlone: Double(b.votes) >= tuning.followUniqueness * Double(b.runnerUp))
             highestPeakEvidence = max(highestPeakEvidence, spread ? e.peaks.trimmed : -.infinity)
             highestCombinedEvidence = max(highestCombinedEvidence, e.combined)
-            if e.corroborated { highestFollowing = max(highestFollowing, e.envelopes.rho) }
-            heard = !e.tests(threshold: threshold, combinedLimit: combinedLimit).isEmpty
+            if e.corroborated(tuning) { highestFollowing = max(highestFollowing, e.envelopes.rho) }
+            heard = !e.tests(tuning, combinedLimit: combinedLimit).isEmpty
         }
         verdicts[r] = (b.alignment, b.votes, newestFrame, heard)
         return heard
@@ -509,7 +463,7 @@ public final class SoundMatcher {
 
     private func settle() -> [SoundMatch] {
         // The creatives with an alignment that has just reached a candidate's votes.
-        let candidates = Set(touched.filter { score($0) >= Self.candidateVotes }.map { Int($0 >> 32) })
+        let candidates = Set(touched.filter { score($0) >= tuning.candidateVotes }.map { Int($0 >> 32) })
         guard !candidates.isEmpty else { return [] }
         // Their best alignment over the whole window, not only at the keys that gained votes
         // now: a tune that repeats itself gathers votes at its repeats too, and the alignment
@@ -517,7 +471,7 @@ public final class SoundMatcher {
         let all = bestAlignments(of: candidates)
         reviewsLeft = Self.reviewsPerPass
         var named: [Int: (alignment: Int, votes: Int, runnerUp: Int)] = [:]
-        for (r, b) in all.filter({ $0.value.votes >= Self.candidateVotes }).sorted(by: { ($0.value.votes, $1.key) > ($1.value.votes, $0.key) })
+        for (r, b) in all.filter({ $0.value.votes >= tuning.candidateVotes }).sorted(by: { ($0.value.votes, $1.key) > ($1.value.votes, $0.key) })
         where heard(r, b) {
             named[r] = b
         }
@@ -530,7 +484,7 @@ public final class SoundMatcher {
             let rivals = bestAlignments(shared: true, of: Set(named.keys.flatMap { index.related[$0].map(Int.init) }))
             named = named.filter { r, b in
                 let whole = allCounts.score(r, b.alignment)
-                return index.related[r].allSatisfy { Self.rivalRatio * (rivals[Int($0)]?.votes ?? 0) <= whole }
+                return index.related[r].allSatisfy { tuning.rivalRatio * (rivals[Int($0)]?.votes ?? 0) <= whole }
             }
         }
         let now = time
@@ -540,13 +494,13 @@ public final class SoundMatcher {
             let previous = last[r]
             last[r] = now
             // The same airing while it keeps being heard from overlapping windows (as the mark's
-            // ``AiringMemory``): news after an absence of ``repeatInterval``, or from a window
+            // ``AiringMemory``): news after an absence of ``LandmarkTuning/repeatInterval``, or from a window
             // that shares no audio with the previous confirmation's.
-            if let p = previous, now - p < repeatInterval, now - window < p { continue }
+            if let p = previous, now - p < tuning.repeatInterval, now - tuning.window < p { continue }
             let frameNow = now / frameSeconds
-            let clear = Double(b.votes) >= Self.alignmentRatio * Double(b.runnerUp)
+            let clear = Double(b.votes) >= tuning.alignmentRatio * Double(b.runnerUp)
             matches.append(SoundMatch(reference: r, time: now, offset: clear ? (frameNow - Double(b.alignment)) * frameSeconds : nil,
-                                      votes: b.votes, windowStart: max(0, now - window)))
+                                      votes: b.votes, windowStart: max(0, now - tuning.window)))
         }
         return matches
     }

@@ -59,10 +59,10 @@ public final class OutputBudget: Sendable {
 public enum HeapTrim {
     private static let pending = Atomic<Bool>(false)
     private typealias Trim = @convention(c) (Int) -> Int32
-    nonisolated(unsafe) private static let trim: Trim? = dlsym(nil, "malloc_trim").map { unsafeBitCast($0, to: Trim.self) }
+    private static let trim: Trim? = dlsym(nil, "malloc_trim").map { unsafeBitCast($0, to: Trim.self) }
 
     private typealias Option = @convention(c) (Int32, Int32) -> Int32
-    nonisolated(unsafe) private static let option: Option? = dlsym(nil, "mallopt").map { unsafeBitCast($0, to: Option.self) }
+    private static let option: Option? = dlsym(nil, "mallopt").map { unsafeBitCast($0, to: Option.self) }
 
     /// One heap for every thread (glibc's `M_ARENA_MAX`), unless `MALLOC_ARENA_MAX` says
     /// otherwise: by default each thread that allocates gets an arena of its own, each with its

@@ -206,7 +206,9 @@ public final class AnalysisPipeline {
 
     private static func makeListener(_ s: Settings) throws -> SoundMatcher? {
         guard let search = s.sound, search.landmarks else { return nil }
-        return try SoundMatcher(index: search.index, sampleRate: s.sampleRate, repeatInterval: search.repeatInterval)
+        var tuning = LandmarkTuning.standard
+        tuning.repeatInterval = search.repeatInterval
+        return try SoundMatcher(index: search.index, sampleRate: s.sampleRate, tuning: tuning)
     }
 
     private static func makeLearner(_ s: Settings) throws -> EmbeddingMatcher? {

@@ -573,7 +573,7 @@ public enum WatermarkBench {
                     best = (max(best.combined, e.combined), max(best.peaks, e.peaks.trimmed), max(best.envelopes, e.envelopes.trimmed),
                             max(best.rho, e.envelopes.rho), max(best.votes, e.votes))
                 }
-                let paths = e.tests(threshold: matcher.threshold, combinedLimit: matcher.combinedLimit).map(\.rawValue)
+                let paths = e.tests(matcher.tuning, combinedLimit: matcher.combinedLimit).map(\.rawValue)
                 guard !paths.isEmpty else { continue }
                 named.insert(r)
                 if r == 0 { namedBy = paths.joined(separator: "+") }
@@ -695,12 +695,12 @@ public enum WatermarkBench {
             }
             if let size = u.soundSize {
                 s += String(cFormat: "Listening for %d creatives by their sound: %d named on the same audio; the most votes at one alignment %d (threshold %d, spread over more than a second); the most peak evidence %.1f (threshold %.1f), peaks and envelopes together %.1f (threshold %.1f).\n",
-                            size, u.soundFalseDetections, u.soundHighestVotes, SoundMatcher.defaultThreshold,
-                            u.soundHighestEvidence, SoundMatcher.peakThreshold, u.soundHighestCombined, SoundMatcher.combinedThreshold(creatives: size))
+                            size, u.soundFalseDetections, u.soundHighestVotes, LandmarkTuning.standard.threshold,
+                            u.soundHighestEvidence, LandmarkTuning.standard.peakThreshold, u.soundHighestCombined, LandmarkTuning.standard.combinedThreshold(creatives: size))
                 s += String(cFormat: "The mark confirmed where the sound placed its leading candidates: %d confirmations on the same audio; the highest score %.2f (threshold %.2f).\n",
                             u.confirmations, u.highestConfirmation, WatermarkDetector.confirmationThreshold)
                 s += String(cFormat: "Of the candidates with %d votes, %.1f times any other alignment's, and peak evidence %.0f, the envelopes followed a creative at most %.2f (threshold %.2f).\n",
-                            SoundMatcher.followVotes, SoundMatcher.followUniqueness, SoundMatcher.followPeakEvidence, u.soundHighestFollowing, SoundMatcher.followThreshold)
+                            LandmarkTuning.standard.followVotes, LandmarkTuning.standard.followUniqueness, LandmarkTuning.standard.followPeakEvidence, u.soundHighestFollowing, LandmarkTuning.standard.followThreshold)
             }
         }
         if let u = r.learnedUnmarked, u.hours > 0 {
