@@ -61,7 +61,7 @@ import HarkSynthesis
         let right = try #require(d.confirmationScore(payload, creativeStart: lead))
         #expect(right.score >= WatermarkDetector.confirmationThreshold, "\(right.score)")
         let confirmed = try #require(d.confirm(payload, creativeStart: lead))
-        #expect(confirmed.payload == payload && confirmed.confirmedAtSound && confirmed.confidence > 0.999_999)
+        #expect(confirmed.payload == payload && confirmed.mark?.confirmedAtSound == true && confirmed.mark?.confidence ?? 0 > 0.999_999)
         #expect(abs(confirmed.start.truncatingRemainder(dividingBy: WatermarkFormat.copyDuration) - lead) < 0.06, "\(confirmed.start)")
         #expect(try #require(d.confirmationScore(payload, creativeStart: lead + 1.2)).score < 4)
         #expect(try #require(d.confirmationScore(WatermarkPayload(0x5A17_93E1), creativeStart: lead)).score < 4)

@@ -49,8 +49,8 @@ import HarkSQLite
     }
 
     private func detection(_ payload: UInt32, time: Double) -> WatermarkDetection {
-        WatermarkDetection(payload: WatermarkPayload(payload), time: time, start: time - 2.4, score: 14,
-                           confidence: 1, copies: 1, clockScale: 1)
+        WatermarkDetection(payload: WatermarkPayload(payload), time: time, start: time - 2.4,
+                           mark: .init(score: 14, confidence: 1, copies: 1, clockScale: 1))
     }
 
     @Test func shakeGetsTheFirstDetectionAfterItStarted() {
@@ -78,19 +78,19 @@ import HarkSQLite
         hub.handle(.shake(seconds: 6, id: "mark"), from: a.connection.id)
         hub.handle(.shake(seconds: 6, id: "any", evidence: .any), from: b.connection.id)
         var sound = detection(0xC0FFEE42, time: 1)
-        sound.evidence = .sound
-        sound.soundVotes = 40
-        sound.creativeOffset = 11
+        let mark = sound.mark
+        sound.mark = nil
+        sound.sound = .init(votes: 40, offset: 11)
         hub.detection(sound, time: 11, start: 0)
         #expect(a.objects().isEmpty)
         let any = b.objects()
         #expect(any.count == 1 && any[0]["evidence"] as? String == "sound" && any[0]["score"] is NSNull, "\(any)")
         #expect(any[0]["sound_votes"] as? Int == 40 && any[0]["offset"] as? Double == 11)
         var both = sound
-        both.evidence = .markAndSound
+        both.mark = mark
         hub.detection(both, time: 12.4, start: 0)
-        let mark = a.objects()
-        #expect(mark.count == 1 && mark[0]["evidence"] as? String == "mark+sound" && mark[0]["score"] as? Double == 14, "\(mark)")
+        let marked = a.objects()
+        #expect(marked.count == 1 && marked[0]["evidence"] as? String == "mark+sound" && marked[0]["score"] as? Double == 14, "\(marked)")
         #expect(hub.sessionCount == 0)
     }
 
@@ -122,11 +122,12 @@ import HarkSQLite
         hub.handle(.watch([.detection]), from: w.connection.id)
         _ = w.lines()
         var sound = detection(0xC0FFEE01, time: 3)
-        sound.evidence = .sound
+        sound.mark = nil
+        sound.sound = .init(votes: 30)
         sound.airingCoded = true
         hub.detection(sound, time: 3, start: 0)
         var stale = detection(0xC0FFEE01, time: 4)
-        stale.evidence = .markAndSound
+        stale.sound = .init(votes: 30)
         stale.airing = Airing(campaign: WatermarkPayload(0xC0FFEE01), channel: 7, minute: 29_000_000)
         stale.airingCode = WatermarkPayload(0x66EEDD8F)
         stale.stale = true

@@ -92,7 +92,7 @@ import HarkSynthesis
         let all = try run(AnalysisPipeline(whole), x, block: 4096)
         let searched = try run(AnalysisPipeline(alone), x, block: 1000)
         func detections(_ out: [AnalysisPipeline.Output]) -> [String] {
-            out.compactMap { if case .detection(let d) = $0 { return "\(d.payload.hex) \(d.time) \(d.score)" } else { return nil } }
+            out.compactMap { if case .detection(let d) = $0 { return "\(d.payload.hex) \(d.time) \(d.mark?.score ?? 0)" } else { return nil } }
         }
         #expect(!detections(all).isEmpty && detections(all).allSatisfy { $0.hasPrefix("00005ea5 ") })
         #expect(detections(searched) == detections(all))
@@ -133,10 +133,10 @@ import HarkSynthesis
         let found = try detections(run(AnalysisPipeline(s), x, block: 4096))
         #expect(found.allSatisfy { $0.payload == payload }, "\(found)")
         let sound = try #require(found.first)
-        #expect(sound.evidence == .sound && sound.time < 2 && sound.score == 0 && sound.soundVotes ?? 0 >= LandmarkTuning.standard.candidateVotes)
-        #expect(abs((sound.creativeOffset ?? -1) - sound.time) < 0.05)
+        #expect(sound.evidence == .sound && sound.time < 2 && sound.mark == nil && sound.sound?.votes ?? 0 >= LandmarkTuning.standard.candidateVotes)
+        #expect(abs((sound.sound?.offset ?? -1) - sound.time) < 0.05)
         let both = try #require(found.first { $0.evidence == .markAndSound })
-        #expect(both.score >= 7 && both.soundVotes != nil && abs((both.creativeOffset ?? -1) - both.time) < 0.1, "\(both)")
+        #expect(both.mark?.score ?? 0 >= 7 && both.sound != nil && abs((both.sound?.offset ?? -1) - both.time) < 0.1, "\(both)")
         let line = AnalysisEvent.detection(DetectionEvent(source: "x", detection: sound)).jsonLine
         #expect(line.contains(#""evidence":"sound","confidence":null,"score":null,"copies":0,"sound_votes":"#), "\(line)")
         #expect(AnalysisEvent.detection(DetectionEvent(source: "x", detection: both)).jsonLine.contains(#""evidence":"mark+sound""#))
@@ -170,9 +170,9 @@ import HarkSynthesis
         s.sound = AnalysisPipeline.SoundSearch(index: SoundIndex(prints: prints), payloads: [payload, others[0]])
         let found = try detections(run(AnalysisPipeline(s), lead + creative, block: 4096))
         #expect(found.allSatisfy { $0.payload == payload }, "\(found)")
-        let confirmed = try #require(found.first { $0.confirmedAtSound })
-        #expect(confirmed.evidence == .markAndSound && confirmed.score >= WatermarkDetector.confirmationThreshold)
-        #expect(abs((confirmed.creativeOffset ?? -1) - (confirmed.time - 1.3)) < 0.05, "\(confirmed)")
+        let confirmed = try #require(found.first { $0.mark?.confirmedAtSound == true })
+        #expect(confirmed.evidence == WatermarkDetection.Evidence.markAndSound && confirmed.mark?.score ?? 0 >= WatermarkDetector.confirmationThreshold)
+        #expect(abs((confirmed.sound?.offset ?? -1) - (confirmed.time - 1.3)) < 0.05, "\(confirmed)")
         let line = AnalysisEvent.detection(DetectionEvent(source: "x", detection: confirmed)).jsonLine
         #expect(line.contains(#""evidence":"mark+sound""#) && line.contains(#""mark":"at-sound""#), "\(line)")
     }
@@ -253,7 +253,7 @@ import HarkSynthesis
         #expect(pipeline.soundRestarts == 3)
         let late = found.filter { $0.time > 5.5 }
         #expect(!late.isEmpty, "\(found)")
-        #expect(late.allSatisfy { abs(($0.creativeOffset ?? -1) - $0.time) < 0.1 && $0.windowStart >= 5 - 0.01 }, "\(late)")
+        #expect(late.allSatisfy { abs(($0.sound?.offset ?? -1) - $0.time) < 0.1 && $0.windowStart >= 5 - 0.01 }, "\(late)")
     }
 
     @Test func withoutACatalogueTheMarkAloneIsTheEvidence() throws {
@@ -263,7 +263,7 @@ import HarkSynthesis
         s.meter = false
         s.watermark = AnalysisPipeline.WatermarkSearch(key: .demo)
         let found = try detections(run(AnalysisPipeline(s), x, block: 4096))
-        #expect(!found.isEmpty && found.allSatisfy { $0.evidence == .mark && $0.soundVotes == nil && $0.creativeOffset == nil })
+        #expect(!found.isEmpty && found.allSatisfy { $0.evidence == .mark && $0.sound == nil })
         let line = AnalysisEvent.detection(DetectionEvent(source: "x", detection: found[0])).jsonLine
         #expect(line.contains(#""evidence":"mark","confidence":"#) && !line.contains("sound_votes"), "\(line)")
     }

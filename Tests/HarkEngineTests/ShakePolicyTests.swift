@@ -5,8 +5,8 @@ import HarkEngine
 /// What answers a shake, decided in the daemon: a fresh airing proved, never a recording.
 @Suite struct ShakePolicyTests {
     private func detection(sound: Bool = false, stale: Bool = false, airingCoded: Bool = false, aired: Bool = false) -> WatermarkDetection {
-        var d = WatermarkDetection(payload: WatermarkPayload(0xc0ffee42), time: 3, start: 0, score: 9, confidence: 1, copies: 1, clockScale: 1)
-        if sound { d.evidence = .sound }
+        var d = WatermarkDetection(payload: WatermarkPayload(0xc0ffee42), time: 3, start: 0,
+                                   mark: sound ? nil : .init(score: 9, confidence: 1, copies: 1, clockScale: 1), sound: sound ? .init(votes: 30) : nil)
         d.stale = stale
         d.airingCoded = airingCoded
         if aired { d.airing = Airing(campaign: d.payload, channel: 7, minute: 29_000_000) }

@@ -57,8 +57,8 @@ extension WatermarkDetector {
         guard best.score >= Self.confirmationThreshold, !outscoredByRival(payload, at: best) else { return nil }
         var d = detection(payload, score: best.score, candidate: best.alignment, newest: best.newest)
         let bound = Self.confirmationsPerHour * Double(Self.readingsPerConfirmation) * Self.tailBound(best.score)
-        d.confidence = max(0, min(1, 1 - bound))
-        d.confirmedAtSound = true
+        d.mark?.confidence = max(0, min(1, 1 - bound))
+        d.mark?.confirmedAtSound = true
         return d
     }
 

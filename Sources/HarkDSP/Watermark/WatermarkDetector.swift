@@ -558,10 +558,10 @@ public final class WatermarkDetector {
             var found = catalogue == nil ? decode(alignment, newest: newest) : match(alignment, newest: newest)
             if found == nil, decodesUnlisted, let catalogue, Double(bound()) >= Self.threshold,
                var d = decode(alignment, newest: newest), !catalogue.contains(d.payload) {
-                d.unlisted = true
+                d.mark?.unlisted = true
                 found = d
             }
-            if let d = found, d.score > (best?.score ?? -1) { best = d }
+            if let d = found, let m = d.mark, m.score > (best?.mark?.score ?? -1) { best = d }
         }
         guard let detection = best else { return nil }
         return airings.isNews(detection.payload, time: detection.time, windowStart: detection.windowStart,
@@ -819,10 +819,9 @@ public final class WatermarkDetector {
             - Double(oldest) * WatermarkFormat.symbolDuration
         let payloads = catalogue == nil || blind ? pow(2, Double(WatermarkPayload.bitCount)) : Double(catalogueCapacity)
         let bound = Self.candidatesPerHour * payloads * Self.tailBound(score)
-        return WatermarkDetection(payload: payload, time: end, start: start, score: score,
-                                  confidence: max(0, min(1, 1 - bound)), copies: max(1, c.symbols / WatermarkFormat.symbolsPerCopy),
-                                  clockScale: Self.clockScales[c.scale],
-                                  windowStart: Double(firstFrame * hopLength) / analysisRate)
+        let mark = WatermarkDetection.Mark(score: score, confidence: max(0, min(1, 1 - bound)),
+                                           copies: max(1, c.symbols / WatermarkFormat.symbolsPerCopy), clockScale: Self.clockScales[c.scale])
+        return WatermarkDetection(payload: payload, time: end, start: start, mark: mark, windowStart: Double(firstFrame * hopLength) / analysisRate)
     }
 }
 

@@ -442,7 +442,7 @@ public final class Hub: @unchecked Sendable {
         if airing.news || !watchers.isEmpty {
             let line = Messages.detection(d, t: time, start: start, stamp: airing.stamp)
             if airing.news {
-                let how = d.markHeard ? String(cFormat: "score %.1f", d.score) : "by its sound, " + DetectionEvent.reading(d)
+                let how = d.mark.map { String(cFormat: "score %.1f", $0.score) } ?? "by its sound, " + DetectionEvent.reading(d)
                 logger.info("campaign \(d.payload.hex) heard: \(d.evidence.rawValue) (\(how))")
                 recorder.commit(.detection, stamp: airing.stamp, line: line)
             }

@@ -24,13 +24,13 @@ public struct DetectionEvent: Sendable, Equatable {
     }
 
     private static func place(_ d: WatermarkDetection) -> String {
-        d.creativeOffset.map { String(cFormat: "%.2f s into the creative, ", $0) } ?? ""
+        d.sound?.offset.map { String(cFormat: "%.2f s into the creative, ", $0) } ?? ""
     }
 
     /// What the sound's reading read: landmarks, or the learned reading's evidence.
     public static func reading(_ d: WatermarkDetection) -> String {
-        if let e = d.soundEvidence { return String(cFormat: "learned, evidence %.1f over %d embeddings", e, d.soundVotes ?? 0) }
-        return "\(d.soundVotes ?? 0) landmarks"
+        if let e = d.sound?.evidence { return String(cFormat: "learned, evidence %.1f over %d embeddings", e, d.sound?.votes ?? 0) }
+        return "\(d.sound?.votes ?? 0) landmarks"
     }
 
     /// A stale airing in words (when it aired against the recording's time), or the slot that made it fresh.
@@ -46,14 +46,14 @@ public struct DetectionEvent: Sendable, Equatable {
     public static func summary(_ source: String, _ d: WatermarkDetection) -> String {
         switch d.evidence {
         case .mark:
-            return String(cFormat: "%@: payload %@ at %.2f s (copy from %.2f s), score %.1f", source, d.payload.hex, d.time, d.start, d.score)
+            return String(cFormat: "%@: payload %@ at %.2f s (copy from %.2f s), score %.1f", source, d.payload.hex, d.time, d.start, d.mark?.score ?? 0)
                 + airingNote(d)
         case .sound:
             return String(cFormat: "%@: payload %@ at %.2f s by its sound (%@%@); no mark heard",
                           source, d.payload.hex, d.time, place(d), reading(d)) + airingNote(d)
         case .markAndSound:
             return String(cFormat: "%@: payload %@ at %.2f s by mark and sound (score %.1f%@; %@%@)",
-                          source, d.payload.hex, d.time, d.score, d.confirmedAtSound ? " where the sound placed it" : "",
+                          source, d.payload.hex, d.time, d.mark?.score ?? 0, d.mark?.confirmedAtSound == true ? " where the sound placed it" : "",
                           place(d), reading(d)) + airingNote(d)
         }
     }

@@ -132,10 +132,10 @@ extension JSONLine {
     /// stale mark of its campaign is `"airing":"stale"` too.
     public mutating func addDetectionFields(_ d: WatermarkDetection) {
         add("evidence", d.evidence.rawValue)
-        add("confidence", d.markHeard ? d.confidence : nil, decimals: 6)
-        add("score", d.markHeard ? d.score : nil, decimals: 2)
-        add("copies", d.copies)
-        if d.markHeard { add("mark", d.confirmedAtSound ? "at-sound" : "search") }
+        add("confidence", d.mark?.confidence, decimals: 6)
+        add("score", d.mark?.score, decimals: 2)
+        add("copies", d.mark?.copies ?? 0)
+        if let mark = d.mark { add("mark", mark.confirmedAtSound ? "at-sound" : "search") }
         if let airing = d.airing {
             add("airing", d.stale ? "stale" : "fresh")
             add("channel", Int(airing.channel))
@@ -147,10 +147,12 @@ extension JSONLine {
         } else if d.airingCoded {
             add("airing", "unknown")
         }
-        if let votes = d.soundVotes { add("sound_votes", votes) }
-        if let offset = d.creativeOffset { add("offset", offset, decimals: 3) }
-        if d.soundVotes != nil { add("sound_reading", d.soundEvidence == nil ? "landmarks" : "learned") }
-        if let evidence = d.soundEvidence { add("sound_evidence", evidence, decimals: 2) }
+        if let sound = d.sound {
+            add("sound_votes", sound.votes)
+            if let offset = sound.offset { add("offset", offset, decimals: 3) }
+            add("sound_reading", sound.evidence == nil ? "landmarks" : "learned")
+            if let evidence = sound.evidence { add("sound_evidence", evidence, decimals: 2) }
+        }
     }
 
     /// The figures of a report, after `class` and whatever names the source: the fields

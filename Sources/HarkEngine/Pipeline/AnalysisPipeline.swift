@@ -164,8 +164,8 @@ public final class AnalysisPipeline {
     /// Times the sound's matcher was replaced by a new one after ``SoundSearch/restartAfter``.
     public private(set) var soundRestarts = 0
     /// Per campaign, when each witness last heard it (pipeline seconds), and its last reading.
-    private var lastMark: [WatermarkPayload: (time: Double, score: Double, confidence: Double, airing: Airing?)] = [:]
-    private var lastSound: [WatermarkPayload: (time: Double, votes: Int, offset: Double?, evidence: Double?)] = [:]
+    private var lastMark: [WatermarkPayload: (time: Double, mark: WatermarkDetection.Mark?, airing: Airing?)] = [:]
+    private var lastSound: [WatermarkPayload: (time: Double, sound: WatermarkDetection.Sound?)] = [:]
     /// Per campaign, when a stale airing of it was last heard (pipeline seconds).
     private var lastStale: [WatermarkPayload: Double] = [:]
     /// The campaigns whose marks carry airing codes.
@@ -368,10 +368,8 @@ public final class AnalysisPipeline {
             d.time += detectorOrigin
             d.start += detectorOrigin
             d.windowStart += detectorOrigin
-            d.evidence = .markAndSound
-            d.soundVotes = lead.votes
-            d.creativeOffset = d.time - start
-            lastMark[payload] = (d.time, d.score, d.confidence, nil)
+            d.sound = WatermarkDetection.Sound(votes: lead.votes, offset: d.time - start)
+            lastMark[payload] = (d.time, d.mark, nil)
             try emit(.detection(d))
         }
     }
@@ -397,7 +395,7 @@ public final class AnalysisPipeline {
             (d.airingCode, d.payload, d.airing) = (d.payload, airing.campaign, airing)
             return d
         }
-        guard d.unlisted else { return d }
+        guard d.mark?.unlisted == true else { return d }
         guard let listening = settings.watermark?.airing, let minute = airingMinute else { return nil }
         if pastAirings[d.payload] == nil {
             pastAirings[d.payload] = .some(listening.schedule.pastAiring(of: d.payload, before: minute, horizon: listening.staleHorizon))
@@ -417,19 +415,15 @@ public final class AnalysisPipeline {
         if let t = lastStale[d.payload], recent(t) { d.stale = true }
         d.airingCoded = airingCampaigns.contains(d.payload)
         if heard.evidence == .mark {
-            if !d.stale { lastMark[d.payload] = (d.time, d.score, d.confidence, d.airing) }
-            if let s = lastSound[d.payload], recent(s.time) {
-                d.evidence = .markAndSound
-                d.soundVotes = s.votes
-                d.soundEvidence = s.evidence
-                d.creativeOffset = s.offset.map { $0 + (d.time - s.time) }
+            if !d.stale { lastMark[d.payload] = (d.time, d.mark, d.airing) }
+            if let s = lastSound[d.payload], recent(s.time), var sound = s.sound {
+                sound.offset = sound.offset.map { $0 + (d.time - s.time) }
+                d.sound = sound
             }
         } else {
-            lastSound[d.payload] = (d.time, d.soundVotes ?? 0, d.creativeOffset, d.soundEvidence)
-            if let m = lastMark[d.payload], recent(m.time) {
-                d.evidence = .markAndSound
-                d.score = m.score
-                d.confidence = m.confidence
+            lastSound[d.payload] = (d.time, d.sound)
+            if let m = lastMark[d.payload], recent(m.time), let mark = m.mark {
+                d.mark = mark
                 d.airing = m.airing
             }
         }
@@ -441,7 +435,7 @@ public final class AnalysisPipeline {
     /// as the sound places it, falls in one of the campaign's airing slots (``AiringSlot``);
     /// heard at any other time it stays unknown, and it never answers a shake.
     private func placeInSlot(_ d: inout WatermarkDetection) {
-        guard d.airingCoded, !d.stale, d.airing == nil, let offset = d.creativeOffset,
+        guard d.airingCoded, !d.stale, d.airing == nil, let offset = d.sound?.offset,
               let listening = settings.watermark?.airing else { return }
         let start = listening.utc(at: d.time, now: blockEnd) - offset
         guard let slot = listening.schedule.slot(of: d.payload, creativeStart: start) else { return }

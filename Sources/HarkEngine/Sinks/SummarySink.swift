@@ -42,7 +42,8 @@ public final class SummarySink: EventSink {
             }
         }
         for d in detections {
-            out += String(cFormat: "  watermark: payload %@ at %.2f s (copy from %.2f s, score %.1f)\n", d.payload.hex, d.time, d.start, d.score)
+            let how = d.mark.map { String(cFormat: "copy from %.2f s, score %.1f", d.start, $0.score) } ?? "by its sound"
+            out += String(cFormat: "  watermark: payload %@ at %.2f s (%@)\n", d.payload.hex, d.time, how)
         }
         for w in r.warnings { out += "  warning: \(w)\n" }
         return out

@@ -577,8 +577,8 @@ public enum WatermarkBench {
                 guard !paths.isEmpty else { continue }
                 named.insert(r)
                 if r == 0 { namedBy = paths.joined(separator: "+") }
-                found.append(WatermarkDetection(payload: payloads[r], time: time, start: time, score: 0, confidence: 0,
-                                                copies: 0, clockScale: 1, windowStart: 0))
+                found.append(WatermarkDetection(payload: payloads[r], time: time, start: time,
+                                                sound: WatermarkDetection.Sound(votes: place.votes), windowStart: 0))
             }
         }
         inBlocks(y) { block in
@@ -611,7 +611,7 @@ public enum WatermarkBench {
         try inBlocks(y) { block in
             try pipeline.process(block) { output in
                 guard case .detection(let d) = output else { return }
-                if d.confirmedAtSound { confirmations += 1 }
+                if d.mark?.confirmedAtSound == true { confirmations += 1 }
                 else if d.evidence == .mark { marks += 1 }
                 else { named += 1 }
             }
