@@ -143,6 +143,32 @@ import HarkSynthesis
         }
     }
 
+    @Test func theBoundsCountWhatIsScored() throws {
+        // The search's bound counts scoredPerHop readings a hop, the confirmation's
+        // readingsPerConfirmation a confirmation: both are what the code that scores appends.
+        let place = WatermarkDetector.Alignment(scale: 0, symbols: 6, newestSlot: 0)
+        var multi = WatermarkDetector.Alignment(scale: 0, symbols: 12, newestSlot: 0)
+        multi.reading = .copies
+        var readings: [WatermarkDetector.Alignment] = []
+        WatermarkDetector.appendReadings(strongest: place, multi: nil, into: &readings)
+        #expect(readings.count == WatermarkDetector.readingsPerPlace - 1)
+        readings.removeAll()
+        WatermarkDetector.appendReadings(strongest: place, multi: multi, into: &readings)
+        #expect(readings.count == WatermarkDetector.readingsPerPlace && WatermarkDetector.scoredPerHop == WatermarkDetector.readingsPerPlace)
+        let marked = try mark(host("music", seconds: 7), payload: WatermarkPayload(0x5EED0003), key: .demo)
+        let d = try WatermarkDetector(format: WatermarkFormat(key: .demo), sampleRate: Self.rate)
+        let hop = Int(WatermarkDetector.hopDuration * Self.rate)
+        var most = 0, mostPlaces = 0
+        for start in stride(from: 0, to: marked.count - hop, by: hop) {
+            marked[start..<(start + hop)].withUnsafeBufferPointer { _ = d.process($0) }
+            most = max(most, d.lastScored.count)
+            let places = d.confirmationAlignments(creativeStart: 0)
+            mostPlaces = max(mostPlaces, places.count)
+            #expect(places.count * WatermarkDetector.readingsPerPlace <= WatermarkDetector.readingsPerConfirmation)
+        }
+        #expect(most == WatermarkDetector.scoredPerHop && mostPlaces == WatermarkDetector.framePhases)
+    }
+
     @Test(arguments: ["flat", "per tone", "per tone and copies"])
     func coherentReadingTurnsWithTheKeysSidesAndNothingElse(reading: String) throws {
         // The flat reading finds a delay, a drift and a gain from the audio before it projects,

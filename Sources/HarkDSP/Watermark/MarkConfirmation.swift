@@ -29,10 +29,29 @@ extension WatermarkDetector {
     /// half second of its input (the sound's three leading candidates, twice a second).
     public static let confirmationInterval = 0.5
     public static let confirmationsPerInterval = 3
-    /// Readings scored per confirmation: at each of two frame phases, as the search scores per
-    /// hop, the strongest alignment read as energies, flat, and per tone with the copies, and
-    /// the strongest holding some slot twice, its copies added coherently.
-    static let readingsPerConfirmation = 8
+    /// The frame phases a confirmation reads its place at (``confirmationAlignments(creativeStart:)``).
+    static let framePhases = 2
+    /// Readings scored per confirmation: at each frame phase, the readings of one place, as the
+    /// search scores per hop (``appendReadings(strongest:multi:into:)``).
+    static let readingsPerConfirmation = framePhases * readingsPerPlace
+
+    /// The readings of one place, the most ``readingsPerPlace``: the alignment with the most
+    /// evidence read as energies, flat (coherently across its symbols), and per tone (with the
+    /// copies when there are some), and the strongest holding some slot twice, its copies added
+    /// coherently. The search scores them at each hop and a confirmation at each frame phase:
+    /// the false-detection bounds count what this appends.
+    static func appendReadings(strongest: Alignment, multi: Alignment?, into readings: inout [Alignment]) {
+        readings.append(strongest)
+        var s = strongest
+        s.reading = .flat
+        readings.append(s)
+        // Before the copies alone, which then reuse its copies reading.
+        s.reading = multi.map { .perToneAndCopies(copies: $0) } ?? .perTone
+        readings.append(s)
+        if let multi { readings.append(multi) }
+    }
+    /// What ``appendReadings(strongest:multi:into:)`` appends at most (a test counts it).
+    static let readingsPerPlace = 4
     /// Confirmations answered in an hour at most.
     public static let confirmationsPerHour = 3600 / confirmationInterval * Double(confirmationsPerInterval)
     /// The score a confirmation needs: 10⁻⁶ false confirmations per hour over every reading of
@@ -85,11 +104,10 @@ extension WatermarkDetector {
     func confirmationScore(_ payload: WatermarkPayload, creativeStart: Double) -> (score: Double, alignment: Alignment, newest: Int)? {
         let signs = Self.signs(of: payload, format: format)
         var best: (score: Double, alignment: Alignment, newest: Int)?
+        var readings: [Alignment] = []
         for (strongest, multi, newest) in confirmationAlignments(creativeStart: creativeStart) {
-            var readings = [strongest, strongest, strongest]
-            readings[1].reading = .flat
-            readings[2].reading = multi.map { .perToneAndCopies(copies: $0) } ?? .perTone
-            if let multi { readings.append(multi) }
+            readings.removeAll(keepingCapacity: true)
+            Self.appendReadings(strongest: strongest, multi: multi, into: &readings)
             for alignment in readings {
                 fill(alignment, newest: newest)
                 let energy = Double(sumBits())
@@ -120,7 +138,7 @@ extension WatermarkDetector {
         // A hundredth of a hop of slack: 1.3 s / 50 ms is 25.999… in binary.
         let startFrame = Int((creativeStart / hopSeconds + 0.01).rounded(.down))
         var chosen: [(Alignment, Alignment?, newest: Int)] = []
-        for phase in [startFrame, startFrame + 1] {
+        for phase in (0..<Self.framePhases).map({ startFrame + $0 }) {
             // The newest frame on this phase, and which symbol of the creative it holds.
             let newest = latest - ((latest - phase) % framesPerSymbol + framesPerSymbol) % framesPerSymbol
             guard newest >= phase else { continue }

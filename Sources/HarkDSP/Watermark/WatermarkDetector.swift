@@ -43,10 +43,9 @@ public final class WatermarkDetector {
     static let minimumCoherentSymbols = 7
     /// Clock-offset hypotheses, as 1 + offset.
     public static let clockScales: [Double] = stride(from: -0.002, through: 0.002, by: 0.0005).map { 1 + $0 }
-    /// Alignments scored per hop: the one with the most evidence, read as energies and
-    /// coherently across its symbols (flat); the one with the most among those holding some
-    /// slot twice, its copies added coherently; and those copies with the first read per tone.
-    static let scoredPerHop = 4
+    /// Alignments scored per hop: the readings of one place (``appendReadings(strongest:multi:into:)``),
+    /// at most ``readingsPerPlace``.
+    static let scoredPerHop = readingsPerPlace
     /// Alignments scored per hour of audio. Only the scored ones count: which they are is chosen
     /// without looking at the key's sides, so on unmarked audio each is a fixed alignment as far
     /// as the keyed coins are concerned (docs/watermark.md, False detections).
@@ -540,16 +539,7 @@ public final class WatermarkDetector {
         strongestMulti?.reading = .copies
         // Refilled in place: this runs 20 times a second.
         lastScored.removeAll(keepingCapacity: true)
-        if let strongest {
-            lastScored.append(strongest)
-            var s = strongest
-            s.reading = .flat
-            lastScored.append(s)
-            // Before the copies alone, which then reuse its copies reading.
-            s.reading = strongestMulti.map { .perToneAndCopies(copies: $0) } ?? .perTone
-            lastScored.append(s)
-        }
-        if let strongestMulti { lastScored.append(strongestMulti) }
+        if let strongest { Self.appendReadings(strongest: strongest, multi: strongestMulti, into: &lastScored) }
         var best: WatermarkDetection?
         for alignment in lastScored {
             fill(alignment, newest: newest)
