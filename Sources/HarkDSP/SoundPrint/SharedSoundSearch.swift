@@ -66,7 +66,9 @@ final class SharedSoundSearch {
     typealias Span = (other: Int32, alignment: Int)
 
     /// The index being built, read by every worker and written by none: its entries (each
-    /// hash's from `starts[hash]` to `starts[hash + 1]`) and every creative's peaks.
+    /// hash's from `starts[hash]` to `starts[hash + 1]`) and every creative's peaks. Sendable
+    /// because nothing writes through these buffers while workers hold them, and their arrays
+    /// outlive the workers (``SoundIndex``'s build holds them across the concurrent search).
     struct Table: @unchecked Sendable {
         /// As ``SoundIndex`` holds them: frame in the low 16 bits, creative in the next 15.
         let entries: UnsafeBufferPointer<UInt32>

@@ -631,6 +631,10 @@ public final class SoundIndex: Sendable {
             entries.withUnsafeBufferPointer { entries in starts.withUnsafeBufferPointer { starts in
                 peakSets.withUnsafeBufferPointer { peakSets in found.withUnsafeMutableBufferPointer { found in
                     let table = SharedSoundSearch.Table(entries: entries, starts: starts, peakSets: peakSets)
+                    // Unsafe but sound: worker w writes found[r] for r ≡ w (mod workers) alone,
+                    // so no element has two writers, and nothing reads it until every worker has
+                    // returned. The buffer outlives the workers (this closure encloses the call).
+                    // HarkEngineTests build two-creative indices under ThreadSanitizer (tools/test).
                     nonisolated(unsafe) let found = found
                     DispatchQueue.concurrentPerform(iterations: workers) { w in
                         let search = SharedSoundSearch(creatives: n, longest: longest)
