@@ -100,4 +100,38 @@ import HarkSynthesis
         #expect(listen(idx, y, embedder: embedder, tuning: above).matches.isEmpty)
         #expect(listen(idx, y, embedder: embedder, tuning: under).matches.first?.reference == 1)
     }
+
+    @Test func theCohortsQuantileAndSpreadAreWhatASortGives() {
+        // The index's cohort reads each row's 95th percentile by selection: the same number a
+        // sort gives, ties and all, and the same spread.
+        var rng = SplitMix64(seed: 11)
+        for count in [2, 3, 7, 64, 2_049] {
+            var values = (0..<count).map { _ in Float(Int(rng.nextUniform() * 40)) / 40 }
+            let sorted = values.sorted()
+            for k in Set([0, count / 2, count - 1, Int(0.95 * Double(count)) % count]) {
+                var shuffled = values
+                #expect(shuffled.withUnsafeMutableBufferPointer { EmbeddingIndex.select(k, of: $0) } == sorted[k])
+            }
+            values.shuffle(using: &rng)
+        }
+        let dims = 8, rows = 300
+        let matrix = (0..<(rows * dims)).map { _ in Float(rng.nextUniform() * 2 - 1) }
+        let creative = (0..<rows).map { Int32($0 / 30) }
+        let background = (0..<(50 * dims)).map { _ in Float(rng.nextUniform() * 2 - 1) }
+        let (level, spread) = EmbeddingIndex.cohort(matrix: matrix, creative: creative, dimensions: dims, background: background)
+        // The cohort as the index draws it: the bank, then rows of other creatives spread evenly.
+        let room = EmbeddingIndex.cohortSize - 50, step = max(1, rows / room)
+        let picked = Array(stride(from: 0, to: rows, by: step).prefix(room))
+        let cohort = background + picked.flatMap { r in matrix[(r * dims)..<((r + 1) * dims)] }
+        let owners = [Int32](repeating: -1, count: 50) + picked.map { creative[$0] }
+        for r in [0, 1, 150, 299] {
+            let sims = owners.indices.filter { owners[$0] != creative[r] }.map { j in
+                (0..<dims).reduce(Float(0)) { $0 + matrix[r * dims + $1] * cohort[j * dims + $1] }
+            }
+            let n = Double(sims.count), mean = sims.reduce(0.0) { $0 + Double($1) } / n
+            let square = sims.reduce(0.0) { $0 + Double($1) * Double($1) } / n
+            #expect(abs(level[r] - sims.sorted()[min(sims.count - 1, Int(EmbeddingIndex.cohortQuantile * n))]) < 1e-5)
+            #expect(abs(spread[r] - Float(max((square - mean * mean).squareRoot(), 0.02))) < 1e-5)
+        }
+    }
 }

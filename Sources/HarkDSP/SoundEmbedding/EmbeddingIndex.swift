@@ -118,8 +118,7 @@ public final class EmbeddingIndex: Sendable {
         // held 95 MB, harkd's peak of memory while it loaded a catalogue.
         let block = 256
         var sims = [Float](repeating: 0, count: min(rows, block) * size)
-        var others: [Float] = []
-        others.reserveCapacity(size)
+        var others = [Float](repeating: 0, count: size)
         for first in stride(from: 0, to: rows, by: block) {
             let count = min(block, rows - first)
             matrix.withUnsafeBufferPointer { m in
@@ -130,24 +129,55 @@ public final class EmbeddingIndex: Sendable {
                     }
                 }
             }
-            for i in 0..<count {
-                let r = first + i
-                others.removeAll(keepingCapacity: true)
-                var sum = 0.0, square = 0.0
-                for (j, owner) in owners.enumerated() where owner != creative[r] {
-                    let v = sims[i * size + j]
-                    others.append(v)
-                    sum += Double(v)
-                    square += Double(v) * Double(v)
+            // Through raw buffers, and the quantile by selection rather than a sort: this loop
+            // read 11 600 rows by 2 048 when harkd loaded 100 creatives, most of its load.
+            sims.withUnsafeBufferPointer { s in owners.withUnsafeBufferPointer { o in others.withUnsafeMutableBufferPointer { out in
+                for i in 0..<count {
+                    let r = first + i, own = creative[r], row = s.baseAddress! + i * size
+                    var n = 0, sum = 0.0, square = 0.0
+                    for j in 0..<size where o[j] != own {
+                        let v = row[j]
+                        out[n] = v
+                        n += 1
+                        sum += Double(v)
+                        square += Double(v) * Double(v)
+                    }
+                    guard n >= 2 else { continue }
+                    let m = sum / Double(n)
+                    level[r] = Self.select(min(n - 1, Int(cohortQuantile * Double(n))), of: UnsafeMutableBufferPointer(rebasing: out[0..<n]))
+                    spread[r] = Float(max((square / Double(n) - m * m).squareRoot(), 0.02))
                 }
-                guard others.count >= 2 else { continue }
-                let n = Double(others.count), m = sum / n
-                others.sort()
-                level[r] = others[min(others.count - 1, Int(cohortQuantile * n))]
-                spread[r] = Float(max((square / n - m * m).squareRoot(), 0.02))
-            }
+            } } }
         }
         return (level, spread)
+    }
+
+    /// The `k`-th smallest of `values` (0-based), as `values.sorted()[k]` would give it; the
+    /// values are reordered. Quickselect with the median of three as pivot.
+    static func select(_ k: Int, of values: UnsafeMutableBufferPointer<Float>) -> Float {
+        precondition(values.indices.contains(k), "k within the values")
+        var lo = 0, hi = values.count - 1
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2
+            // Order lo, mid, hi so that the median of the three sits at mid.
+            if values[mid] < values[lo] { values.swapAt(mid, lo) }
+            if values[hi] < values[lo] { values.swapAt(hi, lo) }
+            if values[hi] < values[mid] { values.swapAt(hi, mid) }
+            let pivot = values[mid]
+            var i = lo, j = hi
+            while i <= j {
+                while values[i] < pivot { i += 1 }
+                while pivot < values[j] { j -= 1 }
+                if i <= j {
+                    values.swapAt(i, j)
+                    i += 1
+                    j -= 1
+                }
+            }
+            // [lo, j] ≤ pivot ≤ [i, hi], and what lies between equals the pivot.
+            if k <= j { hi = j } else if k >= i { lo = i } else { return values[k] }
+        }
+        return values[k]
     }
 
     /// Creatives without embeddings (nil) take no rows: the learned reading never names them.
