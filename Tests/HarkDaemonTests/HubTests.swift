@@ -319,7 +319,8 @@ import HarkSQLite
     @Test func timedOutNoiseSessionsAreFinishedOutsideTheLock() {
         // When a device is lost, up to 64 sessions time out at once; their meters and bands
         // were finished inside the hub's lock while connect, handle and send waited on it.
-        let hub = Hub(logger: Logger(label: "test"))
+        let finished = Locked([Bool]())
+        let hub = Hub(logger: Logger(label: "test"), finishingExpiredSession: { held in finished.withLock { $0.append(held) } })
         let clients = (0..<16).map { _ in Client(hub: hub) }
         for (k, c) in clients.enumerated() {
             for i in 0..<Hub.sessionsPerClient { hub.handle(.noise(seconds: 1, id: "n\(k).\(i)"), from: c.connection.id) }
@@ -327,9 +328,8 @@ import HarkSQLite
         let rate = 16_000.0
         let tone = [Float](repeating: 0.1, count: 4_000)
         tone.withUnsafeBufferPointer { hub.feed($0, rate: rate, streamTime: 0) }
-        var held: [Bool] = []
-        hub.finishingExpiredSession = { held.append($0) }
         hub.tick(streamTime: 0.25, now: Date(timeIntervalSinceNow: 1 + Hub.grace + 0.1))
+        let held = finished.withLock { $0 }
         #expect(held.count == 64 && !held.contains(true), "\(held.filter { $0 }.count) of \(held.count) finished under the lock")
         #expect(clients.map { $0.objects().filter { $0["class"] as? String == "report" }.count }.reduce(0, +) == 64)
         #expect(hub.sessionCount == 0)

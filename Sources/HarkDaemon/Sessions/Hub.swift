@@ -103,8 +103,8 @@ public final class Hub: @unchecked Sendable {
 
     private let state = Locked(State())
     /// Called as each timed-out noise session's meter is finished, with whether the hub's lock
-    /// is held then (tests: it must not be).
-    var finishingExpiredSession: ((_ lockHeld: Bool) -> Void)?
+    /// is held then (tests: it must not be). Given at init, never changed.
+    private let finishingExpiredSession: (@Sendable (_ lockHeld: Bool) -> Void)?
 
     /// A record made under the lock, committed to the spool and sent after it.
     private struct Outgoing {
@@ -147,8 +147,9 @@ public final class Hub: @unchecked Sendable {
         set { hooks.withLock { $0.statusProvider = newValue } }
     }
 
-    init(logger: Logger) {
+    init(logger: Logger, finishingExpiredSession: (@Sendable (_ lockHeld: Bool) -> Void)? = nil) {
         self.logger = logger
+        self.finishingExpiredSession = finishingExpiredSession
     }
 
     /// Applies the parts of a (re)loaded configuration the hub uses.
