@@ -38,6 +38,19 @@ import Testing
         #expect(found.contains { $0["minute"] as? String == "2026-11-28T20:15Z" }, "\(run.stdout)")
     }
 
+    @Test func analyzeTellsTheAiringToo() throws {
+        // hark analyze --watermark reads airing codes as hark detect does: one set of options.
+        let (catalogue, aired) = try aired()
+        let run = try Hark.run(["analyze", "--json", aired, "--catalogue", catalogue, "--at", "2026-11-28T20:14:50Z"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let found = run.jsonObjects.compactMap { $0 }.filter { $0["class"] as? String == "detection" && $0["evidence"] as? String != "sound" }
+        #expect(!found.isEmpty && found.allSatisfy { $0["payload"] as? String == "c0ffee01" && $0["airing"] as? String == "fresh" }, "\(run.stdout)")
+        let later = try Hark.run(["analyze", "--json", aired, "--catalogue", catalogue, "--at", "2026-11-28T20:44:50Z"])
+        let stale = later.jsonObjects.compactMap { $0 }.filter { $0["class"] as? String == "detection" && $0["evidence"] as? String != "sound" }
+        #expect(!stale.isEmpty && stale.allSatisfy { $0["airing"] as? String == "stale" }, "\(later.stdout)")
+        #expect(later.jsonObjects.contains { $0?["class"] as? String == "report" })
+    }
+
     @Test func aRecordingPlayedBackLaterIsStaleAndOlderOnesAreNotHeard() throws {
         let (catalogue, aired) = try aired()
         let later = try Hark.run(["detect", "--json", aired, "--catalogue", catalogue, "--at", "2026-11-28T20:44:50Z"])

@@ -18,11 +18,15 @@ public struct AnalysisOptions: Sendable {
     public var watermarkProfile: WatermarkProfile
     /// Also listen for a catalogue's creatives by their own sound (nil: not).
     public var sound: AnalysisPipeline.SoundSearch?
+    /// Campaigns whose marks carry airing codes, and the recording's time (nil: none).
+    public var airing: AnalysisPipeline.AiringListening?
 
     public init(interval: Double? = 1, calibration: Double = 0, channel: Int? = nil, bands: Bool = true,
                 watermarkKey: WatermarkKey? = nil, watermarkCatalogue: [WatermarkPayload]? = nil,
-                sound: AnalysisPipeline.SoundSearch? = nil, watermarkProfile: WatermarkProfile = .tv) {
+                sound: AnalysisPipeline.SoundSearch? = nil, watermarkProfile: WatermarkProfile = .tv,
+                airing: AnalysisPipeline.AiringListening? = nil) {
         self.sound = sound
+        self.airing = airing
         self.watermarkCatalogue = watermarkCatalogue
         self.watermarkProfile = watermarkProfile
         self.interval = interval

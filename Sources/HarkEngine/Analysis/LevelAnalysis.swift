@@ -43,7 +43,8 @@ public final class LevelAnalysis {
         settings.measuredBandPlan = Double(source.expectedFrames ?? 0) / rate > Self.measuredPlanThreshold
         settings.levelInterval = options.interval
         settings.watermark = options.watermarkKey.map {
-            AnalysisPipeline.WatermarkSearch(key: $0, profile: options.watermarkProfile, catalogue: options.watermarkCatalogue)
+            AnalysisPipeline.WatermarkSearch(key: $0, profile: options.watermarkProfile, catalogue: options.watermarkCatalogue,
+                                             airing: options.airing)
         }
         settings.sound = options.sound
         pipeline = try AnalysisPipeline(settings)

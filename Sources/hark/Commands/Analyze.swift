@@ -35,6 +35,7 @@ struct Analyze: ParsableCommand {
     @OptionGroup var keys: KeyOptions
     @OptionGroup(title: "Headerless input") var raw: RawInputOptions
     @OptionGroup var catalogue: CatalogueOptions
+    @OptionGroup(title: "Airing codes") var airing: AiringOptions
 
     func validate() throws {
         guard interval.isFinite, interval >= 0.01, interval <= 86_400 else {
@@ -51,17 +52,22 @@ struct Analyze: ParsableCommand {
         let sink: EventSink = json ? JSONLinesSink(writer: out) : SummarySink(writer: out)
         let chosen = try catalogue.resolve()
         let key = watermark || keys.given || chosen != nil ? try keys.resolve() : nil
+        let listening = try airing.listening(for: chosen?.airing ?? [], catalogue: catalogue.catalogue ?? catalogue.catalogueFile ?? "")
+        // With a catalogue file only its campaigns are reported, as by hark detect.
+        let known = chosen?.sound.map { Set($0.payloads) }
         try Diagnostics.eachFile(files) { index, given in
             let source = try SoundFileSource(path: given, raw: raw.layout)
             let path = given == "-" ? SoundFileReader.standardInputName : given
             let analysis = try LevelAnalysis(
                 source: source,
                 options: AnalysisOptions(interval: json ? interval : nil, calibration: calibration, channel: channel,
-                                         watermarkKey: key, watermarkCatalogue: chosen?.payloads, sound: chosen?.sound, watermarkProfile: keys.watermarkProfile))
+                                         watermarkKey: key, watermarkCatalogue: chosen?.payloads, sound: chosen?.sound, watermarkProfile: keys.watermarkProfile,
+                                         airing: listening))
             let progress = ProgressReporter(writer: .standardError, name: path, totalFrames: source.expectedFrames,
                                             sampleRate: source.sampleRate)
             if !json && index > 0 { try out.write(line: "") }
             let report = try analysis.run(emit: { event in
+                if case .detection(let e) = event, let known, !known.contains(e.detection.payload) { return }
                 if case .report = event { progress.finish() }
                 try sink.receive(event)
             }, progress: progress.update)
