@@ -99,6 +99,10 @@ import HarkSynthesis
         under.rivalMargin = 0
         #expect(listen(idx, y, embedder: embedder, tuning: above).matches.isEmpty)
         #expect(listen(idx, y, embedder: embedder, tuning: under).matches.first?.reference == 1)
+        // A larger catalogue needs more: calibrated at 100 (29) and 1 000 (59.5) creatives.
+        let t = EmbeddingTuning.standard
+        #expect(t.threshold(creatives: 4) == 29 && t.threshold(creatives: 100) == 29 && abs(t.threshold(creatives: 1_000) - 59.5) < 1e-9)
+        #expect(EmbeddingMatcher(index: idx, sampleRate: Self.rate, embedder: embedder).threshold == 29)
     }
 
     @Test func theCohortsQuantileAndSpreadAreWhatASortGives() {

@@ -1,3 +1,4 @@
+import Glibc
 import HarkBLAS
 
 /// Every constant of the learned reading's decision, each with why (docs/calibration.md gives
@@ -8,8 +9,12 @@ public struct EmbeddingTuning: Sendable, Equatable {
     /// this, so chance similarities (mean 0) drain what it holds at about this much a step.
     public var drift: Double
     /// The evidence (summed standard deviations less the drift) at one alignment that names a
-    /// creative: set from the highest unmarked audio reached, per catalogue size, with a margin.
+    /// creative of a catalogue of up to 100: the level ten hours of unmarked audio would reach
+    /// once in 1 000 hours, with a margin (``threshold(creatives:)`` for larger ones).
     public var threshold: Double
+    /// What that gains for every tenfold of creatives beyond 100: the same calibration for 1 000
+    /// creatives put the level at 59.5, unmarked flute reaching 25.97 (14.43 against 100).
+    public var thresholdPerDecade: Double
     /// A creative named must hold this much more evidence than any other creative: creatives
     /// that share a music bed or a voice gain evidence together, and the one on air leads.
     public var rivalMargin: Double
@@ -19,13 +24,20 @@ public struct EmbeddingTuning: Sendable, Equatable {
     /// Seconds after a creative was named before it is named again at the same alignment.
     public var repeatInterval: Double
 
-    public init(drift: Double, threshold: Double, rivalMargin: Double, leadThreshold: Double, repeatInterval: Double) {
+    public init(drift: Double, threshold: Double, thresholdPerDecade: Double, rivalMargin: Double, leadThreshold: Double,
+                repeatInterval: Double) {
         (self.drift, self.threshold, self.rivalMargin, self.leadThreshold) = (drift, threshold, rivalMargin, leadThreshold)
-        self.repeatInterval = repeatInterval
+        (self.thresholdPerDecade, self.repeatInterval) = (thresholdPerDecade, repeatInterval)
     }
 
-    public static let standard = EmbeddingTuning(drift: 2, threshold: 29, rivalMargin: 2, leadThreshold: 4,
+    public static let standard = EmbeddingTuning(drift: 2, threshold: 29, thresholdPerDecade: 30.5, rivalMargin: 2, leadThreshold: 4,
                                                  repeatInterval: 6)
+
+    /// ``threshold`` for an index of `creatives`: measured at 100 and 1 000, between them by
+    /// the logarithm of the size, beyond 1 000 (harkd allows 4 096: 78.2) extrapolated.
+    public func threshold(creatives: Int) -> Double {
+        threshold + thresholdPerDecade * max(0, log10(Double(max(1, creatives)) / 100))
+    }
 }
 
 /// Names the creatives of an ``EmbeddingIndex`` in a stream of mono samples by their learned
@@ -40,6 +52,8 @@ public struct EmbeddingTuning: Sendable, Equatable {
 public final class EmbeddingMatcher {
     public let index: EmbeddingIndex
     public let tuning: EmbeddingTuning
+    /// ``EmbeddingTuning/threshold(creatives:)`` for this index.
+    public let threshold: Double
     private let stream: EmbeddingStream
     private let sampleRate: Double
     private var inputCount = 0
@@ -58,6 +72,7 @@ public final class EmbeddingMatcher {
     public init(index: EmbeddingIndex, sampleRate: Double, embedder: SoundEmbedder, tuning: EmbeddingTuning = .standard) {
         self.index = index
         self.tuning = tuning
+        threshold = tuning.threshold(creatives: index.creatives)
         self.sampleRate = sampleRate
         stream = EmbeddingStream(sampleRate: sampleRate, embedder: embedder)
         similarity = [Float](repeating: 0, count: index.rows)
@@ -140,7 +155,7 @@ public final class EmbeddingMatcher {
         let most = Double(bestEvidence[top])
         highestEvidence = max(highestEvidence, most)
         recentEvidence = most
-        guard most >= tuning.threshold, most - Double(runnerUp) >= tuning.rivalMargin else { return nil }
+        guard most >= threshold, most - Double(runnerUp) >= tuning.rivalMargin else { return nil }
         let row = bestRows[top], j = row - index.first[top]
         let alignment = k - j
         // Still heard since it was named: not named again until it has been gone a while.

@@ -705,7 +705,7 @@ public enum WatermarkBench {
         }
         if let u = r.learnedUnmarked, u.hours > 0 {
             s += String(cFormat: "Unmarked audio, %.2f h, listened for %d creatives by the learned reading alone: %d named; the most evidence at one alignment %.2f (threshold %.2f).\n",
-                        u.hours, u.size, u.falseDetections, u.highest, EmbeddingTuning.standard.threshold)
+                        u.hours, u.size, u.falseDetections, u.highest, EmbeddingTuning.standard.threshold(creatives: u.size))
         }
         // A definitions file with no hosts or no conditions marks nothing (tools use one to make
         // the bench's noise files): no line rather than an empty range read as ±infinity.
