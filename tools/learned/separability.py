@@ -10,8 +10,8 @@ percentile) / its spread.
     tools/learned/separability.py --hosts .bench/real/hosts --cache DIR [--state NAME] [--hark .build/release/hark]
 
 --hosts is the real-audio bench's host folder (tools/bench-learned makes it); --cache holds
-train.py's trained state (--state, as train.py names it). Prints a Markdown table, a row per
-path.
+train.py's trained state (--state, as train.py names it); without --state, the network is the
+one --weights holds (the file in force by default). Prints a Markdown table, a row per path.
 """
 import argparse, glob, json, os, struct, subprocess, sys, tempfile
 
@@ -61,10 +61,13 @@ def main():
     ap.add_argument("--cache", required=True)
     ap.add_argument("--hark", default=os.path.join(T.ROOT, ".build", "release", "hark"))
     ap.add_argument("--weights", default=os.path.join(T.ROOT, "Sources", "CSoundModel", "sound-embedder.hkse"))
-    ap.add_argument("--state", default="sound-embedder.pt")
+    ap.add_argument("--state")
     args = ap.parse_args()
     model = T.Embedder()
-    model.load_state_dict(torch.load(os.path.join(args.cache, args.state)))
+    if args.state:
+        model.load_state_dict(torch.load(os.path.join(args.cache, args.state)))
+    else:
+        T.read_weights(model, args.weights)
     model.eval()
     hosts = [glob.glob(f"{args.hosts}/{c}-30s-*.wav")[0] for c in CREATIVES] + sorted(glob.glob(f"{args.hosts}/track-decoy-*.wav"))
     refs, owner = [], []

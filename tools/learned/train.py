@@ -10,7 +10,15 @@ music or noise at SNR -3 to 15 dB, level and clipping. Every segment of a batch 
 every other; four segments of each track (at least 1.5 s apart) share a batch, so that places
 within one track are told apart, which is what an alignment needs.
 
-    tools/learned/train.py --cache DIR [--steps N] [--out FILE]
+Hard negatives (--same-soundtrack, --twins): most of a batch's tracks come from two soundtracks,
+so the network must tell apart the tracks of one composer, as a catalogue's creatives and decoys
+are; and a voice-over's bed place also enters the batch bare or under another voice, so a voice
+over a bed is told from the bed and from another voice over it, rather than read as the bed.
+
+    tools/learned/train.py --cache DIR [--steps N] [--init FILE.hkse] [--out FILE]
+
+--init starts from a weights file (the network's folded state; batch normalisation then stays
+as folded, its statistics fixed): a fine-tuning of the network in force.
 
 DIR holds the tracks decoded by tools/learned/tracks.py decode DIR; only the tracks whose role
 in signals/real-audio-tracks.tsv is "train" are read, and the talkers are espeak-ng voices and
@@ -235,15 +243,26 @@ class Replicas:
         return anchors, out
 
 
-def batch(music, speech, rng, pairs, per_track=4):
+def batch(music, speech, rng, pairs, per_track=4, soundtracks=None, same=0.0, twins=0.0):
     """Clean sources: per_track places of each drawn track at least 1.5 s apart; a fifth of the
-    sources are a voice-over on the track (an advert's shape), a tenth speech alone."""
+    sources are a voice-over on the track (an advert's shape), a tenth speech alone.
+    soundtracks: each track's package; a track is drawn from one of two packages picked for the
+    batch with probability same. twins: the probability that a voice-over's bed place also
+    enters the batch, bare or under another voice (each its own pair)."""
     shift = int(GRID / 2 * RATE)
     length = TAIL + SEG + 2 * shift
     src = np.empty((pairs, length), np.float32)
+    pool = None
+    if soundtracks is not None and same > 0:
+        names = sorted(set(soundtracks))
+        picked = set(rng.choice(names, size=min(2, len(names)), replace=False))
+        pool = [i for i, n in enumerate(soundtracks) if n in picked]
     k = 0
     while k < pairs:
-        t = int(rng.integers(0, len(music)))
+        if pool and rng.uniform() < same:
+            t = pool[int(rng.integers(0, len(pool)))]
+        else:
+            t = int(rng.integers(0, len(music)))
         x = music[t]
         if len(x) < length * per_track * 2:
             continue
@@ -258,8 +277,18 @@ def batch(music, speech, rng, pairs, per_track=4):
                 continue
             u = rng.uniform()
             if u < 0.2:
-                i = int(rng.integers(0, len(speech) - length))
-                s = s * 10 ** (-rng.uniform(5, 15) / 20) + speech[i:i + length]
+                i = int(rng.integers(0, len(speech) - length))   # drawn in this order: without the options,
+                bed = s * 10 ** (-rng.uniform(5, 15) / 20)       # the stream that trained the network in force
+                s = bed + speech[i:i + length]
+                if twins > 0 and k + 1 < pairs and rng.uniform() < twins:
+                    if rng.uniform() < 0.5:
+                        src[k + 1] = bed
+                    else:
+                        j = int(rng.integers(0, len(speech) - length))
+                        src[k + 1] = bed + speech[j:j + length]
+                    src[k] = s
+                    k += 2
+                    continue
             elif u < 0.3:
                 i = int(rng.integers(0, len(speech) - length))
                 s = speech[i:i + length].copy()
@@ -274,14 +303,16 @@ def batch(music, speech, rng, pairs, per_track=4):
 class Batches(torch.utils.data.IterableDataset):
     """(anchors, replicas) for each step, from one fixed seed (one worker, so one order)."""
 
-    def __init__(self, music, speech, pairs, steps):
+    def __init__(self, music, speech, pairs, steps, soundtracks=None, same=0.0, twins=0.0):
         self.music, self.speech, self.pairs, self.steps = music, speech, pairs, steps
+        self.soundtracks, self.same, self.twins = soundtracks, same, twins
 
     def __iter__(self):
         rng = np.random.default_rng(1)
         replicas = Replicas(self.music, self.speech, rng)
         for _ in range(self.steps):
-            src, shifts = batch(self.music, self.speech, rng, self.pairs)
+            src, shifts = batch(self.music, self.speech, rng, self.pairs, soundtracks=self.soundtracks, same=self.same,
+                                twins=self.twins)
             a, b = replicas.make(src, shifts)
             yield torch.from_numpy(a), torch.from_numpy(b)
 
@@ -323,6 +354,35 @@ def background(model, music, speech, rng, count=1024):
     x = np.concatenate(parts + [talk, babble, np.stack(noise)]).astype(np.float32)
     with torch.no_grad():
         return model(features(torch.from_numpy(x))).numpy().astype(np.float32)
+
+
+def read_weights(model, path):
+    """Loads a weights file into the network: each folded convolution's weight and bias, the batch
+    normalisation then an identity with the folded bias (running mean 0, variance 1 - eps), so
+    that the network computes exactly what the file does."""
+    with open(path, "rb") as f:
+        data = f.read()
+    magic, _, size = data[:4], *struct.unpack("<II", data[4:12])
+    if magic != b"HKSE":
+        sys.exit(f"{path} is not a sound embedder's weights file")
+    header = json.loads(data[12:12 + size])
+    at, blobs = 12 + size, {}
+    for t in header["tensors"]:
+        n = int(np.prod(t["shape"]))
+        blobs[t["name"]] = np.frombuffer(data, "<f4", n, at).reshape(t["shape"]).copy()
+        at += 4 * n
+    with torch.no_grad():
+        for i, (conv, norm) in enumerate(zip(model.convs, model.norms)):
+            conv.weight.copy_(torch.from_numpy(blobs[f"layer{i}.weight"]))
+            norm.weight.fill_(1.0)
+            norm.bias.copy_(torch.from_numpy(blobs[f"layer{i}.bias"]))
+            norm.running_mean.zero_()
+            norm.running_var.fill_(1.0 - norm.eps)
+        n = len(model.convs)
+        for j, fc in enumerate([model.fc1, model.fc2]):
+            fc.weight.copy_(torch.from_numpy(blobs[f"layer{n + j}.weight"]))
+            fc.bias.copy_(torch.from_numpy(blobs[f"layer{n + j}.bias"]))
+    return header
 
 
 def write_weights(model, path, provenance, bank=None):
@@ -371,6 +431,13 @@ def main():
     ap.add_argument("--steps", type=int, default=10000)
     ap.add_argument("--pairs", type=int, default=160)
     ap.add_argument("--temperature", type=float, default=0.05)
+    ap.add_argument("--same-soundtrack", type=float, default=0.0,
+                    help="probability that a batch's track comes from one of the batch's two soundtracks")
+    ap.add_argument("--twins", type=float, default=0.0,
+                    help="probability that a voice-over's bed also enters the batch, bare or under another voice")
+    ap.add_argument("--init", help="a weights file to start from (fine-tuning; batch normalisation stays folded)")
+    ap.add_argument("--max-lr", type=float, default=2e-3)
+    ap.add_argument("--state", default="sound-embedder.pt", help="the trained state's name in --cache")
     ap.add_argument("--out", default=os.path.join(ROOT, "Sources", "CSoundModel", "sound-embedder.hkse"))
     ap.add_argument("--fixture", default=os.path.join(ROOT, "Tests", "HarkDSPTests", "Fixtures", "sound-embedder-fixture.bin"))
     ap.add_argument("--export-only", action="store_true",
@@ -385,17 +452,23 @@ def main():
           flush=True)
     # The batches are made in a worker process of their own while the network trains on the
     # last one (two cores: augmentation in numpy takes about as long as a step).
-    loader = torch.utils.data.DataLoader(Batches(music, speech, args.pairs, args.steps), batch_size=None, num_workers=1,
-                                         prefetch_factor=4)
+    soundtracks = [r[1] for r in rows]
+    loader = torch.utils.data.DataLoader(Batches(music, speech, args.pairs, args.steps, soundtracks, args.same_soundtrack,
+                                                 args.twins), batch_size=None, num_workers=1, prefetch_factor=4)
     model = Embedder()
     if args.export_only:
-        model.load_state_dict(torch.load(os.path.join(args.cache, "sound-embedder.pt")))
+        model.load_state_dict(torch.load(os.path.join(args.cache, args.state)))
         export(model, args, rows, music, speech, time.time())
         return
+    if args.init:
+        read_weights(model, args.init)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=2e-3, total_steps=args.steps, pct_start=0.05)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.max_lr, total_steps=args.steps, pct_start=0.05)
     began = time.time()
     model.train()
+    if args.init:
+        for norm in model.norms:   # the folded statistics stay: the network keeps computing what the file does
+            norm.eval()
     for step, (a, b) in enumerate(loader, start=1):
         ea, eb = model(features(a)), model(features(b))
         loss = nt_xent(ea, eb, args.temperature)
@@ -407,7 +480,7 @@ def main():
             with torch.no_grad():
                 top1 = ((eb @ ea.t()).argmax(1) == torch.arange(len(ea))).float().mean().item()
             print(f"step {step} loss {loss.item():.3f} top1 {top1:.3f} {time.time() - began:.0f} s", flush=True)
-    torch.save(model.state_dict(), os.path.join(args.cache, "sound-embedder.pt"))
+    torch.save(model.state_dict(), os.path.join(args.cache, args.state))
     export(model, args, rows, music, speech, began)
 
 
@@ -416,6 +489,8 @@ def export(model, args, rows, music, speech, began):
     digest = hashlib.sha256(open(tracks.TABLE, "rb").read()).hexdigest()[:16]
     script = hashlib.sha256(open(os.path.abspath(__file__), "rb").read()).hexdigest()[:16]
     provenance = {"script": "tools/learned/train.py", "scriptDigest": script, "steps": args.steps, "pairs": args.pairs,
+                  "sameSoundtrack": args.same_soundtrack, "twins": args.twins, "maxLr": args.max_lr,
+                  "init": os.path.basename(args.init) if args.init else None,
                   "temperature": args.temperature, "seed": 1, "torch": torch.__version__,
                   "tracks": "signals/real-audio-tracks.tsv, role train", "tracksDigest": digest,
                   "trainTracks": len(rows), "talkers": TALK_VOICES, "texts": TEXT_FILES}
