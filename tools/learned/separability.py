@@ -7,13 +7,13 @@ reference at the true alignment, and the most that step scores against any refer
 99 decoys; both also in the cohort's terms the decision reads (s − the reference's cohort 95th
 percentile) / its spread.
 
-    tools/learned/separability.py --hosts .bench/real/hosts --cache DIR [--state NAME] [--hark .build/release/hark]
+    tools/learned/separability.py --hosts .bench/real/hosts [--weights FILE] [--cache DIR --state NAME] [--hark .build/release/hark]
 
 --hosts is the real-audio bench's host folder (tools/bench-learned makes it); --cache holds
 train.py's trained state (--state, as train.py names it); without --state, the network is the
 one --weights holds (the file in force by default). Prints a Markdown table, a row per path.
 """
-import argparse, glob, json, os, struct, subprocess, sys, tempfile
+import argparse, glob, os, subprocess, sys, tempfile
 
 import numpy as np
 import soundfile as sf
@@ -43,28 +43,21 @@ def embed(model, x):
 
 
 def bank(weights):
-    with open(weights, "rb") as f:
-        f.read(4)
-        _, n = struct.unpack("<II", f.read(8))
-        header = json.loads(f.read(n))
-        for t in header["tensors"]:
-            count = int(np.prod(t["shape"]))
-            data = f.read(count * 4)
-            if t["name"] == "background":
-                return np.frombuffer(data, "<f4").reshape(t["shape"])
-    return np.zeros((0, T.DIM), np.float32)
+    return T.read_tensors(weights)[1].get("background", np.zeros((0, T.DIM), np.float32))
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--hosts", required=True)
-    ap.add_argument("--cache", required=True)
+    ap.add_argument("--cache", help="the folder of train.py's trained state; needed with --state")
     ap.add_argument("--hark", default=os.path.join(T.ROOT, ".build", "release", "hark"))
     ap.add_argument("--weights", default=os.path.join(T.ROOT, "Sources", "CSoundModel", "sound-embedder.hkse"))
     ap.add_argument("--state")
     args = ap.parse_args()
     model = T.Embedder()
     if args.state:
+        if not args.cache:
+            sys.exit("--state needs --cache")
         model.load_state_dict(torch.load(os.path.join(args.cache, args.state)))
     else:
         T.read_weights(model, args.weights)

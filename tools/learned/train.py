@@ -272,7 +272,7 @@ def batch(music, speech, rng, pairs, per_track=4, soundtracks=None, same=0.0, tw
         for p in places:
             if k == pairs:
                 break
-            s = x[p:p + length].copy()
+            s, twin = x[p:p + length].copy(), None
             if np.sqrt((s[TAIL:] ** 2).mean()) < 10 ** (-50 / 20):
                 continue
             u = rng.uniform()
@@ -282,13 +282,10 @@ def batch(music, speech, rng, pairs, per_track=4, soundtracks=None, same=0.0, tw
                 s = bed + speech[i:i + length]
                 if twins > 0 and k + 1 < pairs and rng.uniform() < twins:
                     if rng.uniform() < 0.5:
-                        src[k + 1] = bed
+                        twin = bed
                     else:
                         j = int(rng.integers(0, len(speech) - length))
-                        src[k + 1] = bed + speech[j:j + length]
-                    src[k] = s
-                    k += 2
-                    continue
+                        twin = bed + speech[j:j + length]
             elif u < 0.3:
                 i = int(rng.integers(0, len(speech) - length))
                 s = speech[i:i + length].copy()
@@ -296,6 +293,9 @@ def batch(music, speech, rng, pairs, per_track=4, soundtracks=None, same=0.0, tw
                     continue
             src[k] = s
             k += 1
+            if twin is not None:
+                src[k] = twin
+                k += 1
     shifts = rng.integers(0, 2 * shift + 1, size=pairs)
     return src, shifts
 
@@ -356,21 +356,27 @@ def background(model, music, speech, rng, count=1024):
         return model(features(torch.from_numpy(x))).numpy().astype(np.float32)
 
 
-def read_weights(model, path):
-    """Loads a weights file into the network: each folded convolution's weight and bias, the batch
-    normalisation then an identity with the folded bias (running mean 0, variance 1 - eps), so
-    that the network computes exactly what the file does."""
+def read_tensors(path):
+    """A weights file's header and its tensors by name (the format: docs/sound-embedder.md)."""
     with open(path, "rb") as f:
         data = f.read()
-    magic, _, size = data[:4], *struct.unpack("<II", data[4:12])
-    if magic != b"HKSE":
+    if data[:4] != b"HKSE":
         sys.exit(f"{path} is not a sound embedder's weights file")
+    _, size = struct.unpack("<II", data[4:12])
     header = json.loads(data[12:12 + size])
     at, blobs = 12 + size, {}
     for t in header["tensors"]:
         n = int(np.prod(t["shape"]))
         blobs[t["name"]] = np.frombuffer(data, "<f4", n, at).reshape(t["shape"]).copy()
         at += 4 * n
+    return header, blobs
+
+
+def read_weights(model, path):
+    """Loads a weights file into the network: each folded convolution's weight and bias, the batch
+    normalisation then an identity with the folded bias (running mean 0, variance 1 - eps), so
+    that the network computes exactly what the file does."""
+    header, blobs = read_tensors(path)
     with torch.no_grad():
         for i, (conv, norm) in enumerate(zip(model.convs, model.norms)):
             conv.weight.copy_(torch.from_numpy(blobs[f"layer{i}.weight"]))
