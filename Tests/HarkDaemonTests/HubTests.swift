@@ -17,7 +17,7 @@ import HarkSQLite
         let connection: ClientConnection
         static let next = Atomic<Int>(100)
 
-        init(hub: Hub) {
+        init(hub: SessionHarness) {
             connection = ClientConnection(id: Client.next.add(1, ordering: .relaxed).newValue, channel: channel,
                                           logger: Logger(label: "test"))
             _ = hub.connect(connection)
@@ -54,7 +54,7 @@ import HarkSQLite
     }
 
     @Test func shakeGetsTheFirstDetectionAfterItStarted() {
-        let hub = Hub(logger: Logger(label: "test"))
+        let hub = SessionHarness()
         let a = Client(hub: hub)
         hub.tick(streamTime: 10)
         hub.handle(.shake(seconds: 6, id: "s"), from: a.connection.id)
@@ -71,7 +71,7 @@ import HarkSQLite
     @Test func aShakeThatNeedsTheMarkWaitsForIt() {
         // harkd's shake-evidence = mark, or a shake that asks: the creative's sound alone does not
         // answer; the mark does, and the answer carries both readings.
-        let hub = Hub(logger: Logger(label: "test"))
+        let hub = SessionHarness()
         hub.configure(continuous: false, calibration: 0, device: "d", shakeEvidence: .mark)
         let a = Client(hub: hub), b = Client(hub: hub)
         hub.tick(streamTime: 10)
@@ -96,7 +96,7 @@ import HarkSQLite
 
     @Test func aStaleAiringDoesNotAnswerAShake() {
         // A recording of an airing played back: watchers hear of it, shakes do not pay for it.
-        let hub = Hub(logger: Logger(label: "test"))
+        let hub = SessionHarness()
         let a = Client(hub: hub)
         hub.tick(streamTime: 10)
         hub.handle(.shake(seconds: 6, id: "s"), from: a.connection.id)
@@ -117,7 +117,7 @@ import HarkSQLite
     @Test func aWatcherHearsAStaleAiringAfterTheCampaignsSound() throws {
         // The sound names the campaign first; the mark then says the airing was a replay. The
         // watcher is told both: each code heard is an airing of its own.
-        let hub = Hub(logger: Logger(label: "test"))
+        let hub = SessionHarness()
         let w = Client(hub: hub)
         hub.handle(.watch([.detection]), from: w.connection.id)
         _ = w.lines()
@@ -138,7 +138,7 @@ import HarkSQLite
     }
 
     @Test func shakeWithNothingHeardEndsOnAudioTime() {
-        let hub = Hub(logger: Logger(label: "test"))
+        let hub = SessionHarness()
         let a = Client(hub: hub)
         hub.handle(.shake(seconds: 2, id: nil), from: a.connection.id)
         hub.tick(streamTime: 1.9)
@@ -148,7 +148,7 @@ import HarkSQLite
     }
 
     @Test func aShakeSpanningAGapSaysAudioWasMissing() throws {
-        let hub = Hub(logger: Logger(label: "test"))
+        let hub = SessionHarness()
         let a = Client(hub: hub)
         hub.handle(.shake(seconds: 2, id: "g"), from: a.connection.id)
         hub.tick(streamTime: 0.5)
@@ -164,7 +164,7 @@ import HarkSQLite
     }
 
     @Test func aNoiseReportSpanningAGapSaysAudioWasMissing() throws {
-        let hub = Hub(logger: Logger(label: "test"))
+        let hub = SessionHarness()
         let a = Client(hub: hub)
         hub.handle(.noise(seconds: 1, id: "g"), from: a.connection.id)
         let block = [Float](repeating: 0.01, count: 8_000)
@@ -180,7 +180,7 @@ import HarkSQLite
         let path = NSTemporaryDirectory() + "hark-hub-spool-\(UUID().uuidString).sqlite"
         defer { for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) } }
         let spool = try Spool(path: path)
-        let hub = Hub(logger: Logger(label: "test"))
+        let hub = SessionHarness()
         hub.recorder = Recorder(unit: "carriage-7", spool: spool, logger: Logger(label: "test"))
         let a = Client(hub: hub)
         hub.handle(.watch([.detection, .report]), from: a.connection.id)
@@ -221,7 +221,7 @@ import HarkSQLite
         let temporary = TemporaryDirectory(prefix: "hark-hub-spool")
         let dir = temporary.path
         let spool = try Spool(path: dir + "/s.sqlite")
-        let hub = Hub(logger: Logger(label: "test"))
+        let hub = SessionHarness()
         hub.recorder = Recorder(unit: "u", spool: spool, logger: Logger(label: "test"))
         // Its table dropped underneath harkd by another program: every commit fails.
         let other = try SQLiteDatabase(path: dir + "/s.sqlite")
@@ -238,23 +238,23 @@ import HarkSQLite
     @Test func sessionsAreBoundedPerConnectionAndInAll() throws {
         // 1 000 noise sessions asked for on one connection: the first four run, the rest are
         // refused with an error carrying their id. Before, every one ran (1 GB of meters).
-        let hub = Hub(logger: Logger(label: "test"))
+        let hub = SessionHarness()
         let a = Client(hub: hub)
         for i in 0..<1000 { hub.handle(.noise(seconds: 3600, id: "n\(i)"), from: a.connection.id) }
-        #expect(hub.sessionCount == Hub.sessionsPerClient)
+        #expect(hub.sessionCount == SessionTable.sessionsPerClient)
         let errors = a.objects().filter { $0["class"] as? String == "error" }
-        #expect(errors.count == 1000 - Hub.sessionsPerClient)
-        #expect(errors.first?["id"] as? String == "n\(Hub.sessionsPerClient)")
+        #expect(errors.count == 1000 - SessionTable.sessionsPerClient)
+        #expect(errors.first?["id"] as? String == "n\(SessionTable.sessionsPerClient)")
         #expect((errors.first?["message"] as? String)?.hasPrefix("too many sessions: at most 4") == true)
         // All connections together: 64.
         let others = (0..<20).map { _ in Client(hub: hub) }
         for c in others { for _ in 0..<4 { hub.handle(.shake(seconds: 60, id: "s"), from: c.connection.id) } }
-        #expect(hub.sessionCount == Hub.sessionsInAll)
+        #expect(hub.sessionCount == SessionTable.sessionsInAll)
         #expect(others.last!.objects().contains { ($0["message"] as? String)?.contains("at most 64 at a time") == true })
     }
 
     @Test func nonFiniteCapturedSamplesAreReportedNotSilentlyMeasured() throws {
-        let hub = Hub(logger: Logger(label: "test"))
+        let hub = SessionHarness()
         let a = Client(hub: hub)
         hub.handle(.noise(seconds: 1, id: "nf"), from: a.connection.id)
         let block = [Float](repeating: 0.01, count: 8_000)
@@ -270,7 +270,7 @@ import HarkSQLite
         // Pipelined lines ending in a long noise session, then an immediate close: the framer
         // could deliver the last lines after the disconnect, leaving a session with no client
         // that kept the microphone open for an hour.
-        let hub = Hub(logger: Logger(label: "test"))
+        let hub = SessionHarness()
         let a = Client(hub: hub)
         hub.disconnect(a.connection.id)
         hub.handle(.noise(seconds: 3600, id: "orphan"), from: a.connection.id)
@@ -282,7 +282,7 @@ import HarkSQLite
     @Test func sessionsThatGetNoAudioEndWithAnErrorNamingTheDevice() {
         // Before, a shake answered "none" and a noise session an empty report, and the client
         // exited as if it had measured something.
-        let hub = Hub(logger: Logger(label: "test"))
+        let hub = SessionHarness()
         hub.configure(continuous: false, calibration: 0, device: "hw:9,0")
         hub.statusProvider = {
             Messages.Status(state: "lost", device: "hw:9,0", rate: nil, mode: "on-demand", uptime: 1, overruns: 0, dropped: 0,
@@ -291,7 +291,7 @@ import HarkSQLite
         let a = Client(hub: hub)
         hub.handle(.shake(seconds: 1, id: "w"), from: a.connection.id)
         hub.handle(.noise(seconds: 1, id: "n"), from: a.connection.id)
-        hub.tick(streamTime: 0, now: Date(timeIntervalSinceNow: 1 + Hub.grace + 0.1))
+        hub.tick(streamTime: 0, now: Date(timeIntervalSinceNow: 1 + SessionTable.grace + 0.1))
         #expect(a.lines() == [
             #"{"class":"error","id":"w","code":"no-audio","message":"no audio from capture device 'hw:9,0' for this shake: cannot open hw:9,0: No such device","device":"hw:9,0"}"#,
             #"{"class":"error","id":"n","code":"no-audio","message":"no audio from capture device 'hw:9,0' for this noise session: cannot open hw:9,0: No such device","device":"hw:9,0"}"#,
@@ -300,7 +300,7 @@ import HarkSQLite
     }
 
     @Test func pastMaxClientsAConnectionIsRefusedAndCounted() {
-        let hub = Hub(logger: Logger(label: "test"))
+        let hub = SessionHarness()
         hub.limitClients(2)
         let a = Client(hub: hub), b = Client(hub: hub)
         let third = ClientConnection(id: 9_001, channel: EmbeddedChannel(), logger: Logger(label: "t"))
@@ -316,35 +316,33 @@ import HarkSQLite
         #expect(DaemonConfiguration.defaultMaxClients(descriptorLimit: 40) == 1)
     }
 
-    @Test func timedOutNoiseSessionsAreFinishedOutsideTheLock() {
+    @Test func timedOutNoiseSessionsAreFinishedAndAnswered() {
         // When a device is lost, up to 64 sessions time out at once; their meters and bands
-        // were finished inside the hub's lock while connect, handle and send waited on it.
-        let finished = Locked([Bool]())
-        let hub = Hub(logger: Logger(label: "test"), finishingExpiredSession: { held in finished.withLock { $0.append(held) } })
+        // were finished inside the hub's lock while connect, handle and send waited on it. The
+        // table that finishes them now has no lock: only the analysis thread holds it.
+        let hub = SessionHarness()
         let clients = (0..<16).map { _ in Client(hub: hub) }
         for (k, c) in clients.enumerated() {
-            for i in 0..<Hub.sessionsPerClient { hub.handle(.noise(seconds: 1, id: "n\(k).\(i)"), from: c.connection.id) }
+            for i in 0..<SessionTable.sessionsPerClient { hub.handle(.noise(seconds: 1, id: "n\(k).\(i)"), from: c.connection.id) }
         }
         let rate = 16_000.0
         let tone = [Float](repeating: 0.1, count: 4_000)
         tone.withUnsafeBufferPointer { hub.feed($0, rate: rate, streamTime: 0) }
-        hub.tick(streamTime: 0.25, now: Date(timeIntervalSinceNow: 1 + Hub.grace + 0.1))
-        let held = finished.withLock { $0 }
-        #expect(held.count == 64 && !held.contains(true), "\(held.filter { $0 }.count) of \(held.count) finished under the lock")
+        hub.tick(streamTime: 0.25, now: Date(timeIntervalSinceNow: 1 + SessionTable.grace + 0.1))
         #expect(clients.map { $0.objects().filter { $0["class"] as? String == "report" }.count }.reduce(0, +) == 64)
         #expect(hub.sessionCount == 0)
     }
 
     @Test func shakeEndsByTheWallClockWhenAudioStopsPartWay() {
-        let hub = Hub(logger: Logger(label: "test"))
+        let hub = SessionHarness()
         let a = Client(hub: hub)
         hub.handle(.shake(seconds: 1, id: "w"), from: a.connection.id)
-        hub.tick(streamTime: 0.4, now: Date(timeIntervalSinceNow: 1 + Hub.grace + 0.1))
+        hub.tick(streamTime: 0.4, now: Date(timeIntervalSinceNow: 1 + SessionTable.grace + 0.1))
         #expect(a.unstampedLines() == [#"{"class":"shake","id":"w","result":"none","after":0.400,"warnings":["audio stopped coming (capture device lost?): heard 0.40 s of 1.00 s"]}"#])
     }
 
     @Test func noiseSessionStreamsLevelsThenAReport() throws {
-        let hub = Hub(logger: Logger(label: "test"))
+        let hub = SessionHarness()
         hub.configure(continuous: false, calibration: 100, device: "test-mic")
         let a = Client(hub: hub)
         hub.handle(.noise(seconds: 2, id: "n"), from: a.connection.id)
@@ -372,7 +370,7 @@ import HarkSQLite
     }
 
     @Test func detectionsReachWatchersOnceWhileThePayloadStaysOnAir() {
-        let hub = Hub(logger: Logger(label: "test"))
+        let hub = SessionHarness()
         let watchers = (0..<5).map { _ in Client(hub: hub) }
         let bystander = Client(hub: hub)
         for w in watchers { hub.handle(.watch([.detection]), from: w.connection.id); _ = w.lines() }
@@ -388,7 +386,7 @@ import HarkSQLite
     @Test func aWatcherThatJoinsWhileAMarkPlaysHearsIt() {
         // Before, the "once, then after 6 s of absence" memory was shared: a watcher joining
         // during an advert heard nothing until the advert had been gone for 6 s.
-        let hub = Hub(logger: Logger(label: "test"))
+        let hub = SessionHarness()
         let early = Client(hub: hub), late = Client(hub: hub)
         hub.handle(.watch([.detection]), from: early.connection.id)
         _ = early.lines()
@@ -403,7 +401,7 @@ import HarkSQLite
     }
 
     @Test func audioIsNeededOnlyForSessionsAndAudioWatchers() {
-        let hub = Hub(logger: Logger(label: "test"))
+        let hub = SessionHarness()
         let changes = Mutex<[Bool]>([])
         hub.onAudioNeed = { need in changes.withLock { $0.append(need) } }
         let a = Client(hub: hub)
@@ -419,7 +417,7 @@ import HarkSQLite
     }
 
     @Test func shutdownAnswersSessionsInFlight() {
-        let hub = Hub(logger: Logger(label: "test"))
+        let hub = SessionHarness()
         let a = Client(hub: hub)
         hub.handle(.shake(seconds: 6, id: "s1"), from: a.connection.id)
         hub.handle(.noise(seconds: 10, id: "n1"), from: a.connection.id)

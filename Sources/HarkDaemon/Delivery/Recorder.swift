@@ -6,7 +6,7 @@ import Logging
 /// Gives each record its stamp and commits it to the spool before anyone sees it: a report
 /// a client or the uplink has read is one the device can deliver again after a crash.
 ///
-/// Runs on the analysis thread (the hub calls it outside its lock), so a commit's disk flush
+/// Runs on the analysis thread (which delivers what its session table answers), so a commit's disk flush
 /// delays analysis, never socket handlers; the capture ring absorbs that (the spool's commit
 /// latency is in docs/daemon.md). A spool that cannot be written is logged and counted, and
 /// the record still goes to clients: harkd keeps measuring.

@@ -26,18 +26,20 @@ public final class Daemon: Service, Sendable {
     private let logger: Logger
     private let environment: [String: String]
     private let notifier: SystemdNotifier
-    private let started = Date()
+    private let started: Date
     private let hub: Hub
     private let controller: CaptureController
     private let analysis: AnalysisLoop
     /// Why the analysis thread gave up, if it did: harkd then stops and exits with it.
-    private let fatal = Locked<String?>(nil)
+    private let fatal: Locked<String?>
     private let group: MultiThreadedEventLoopGroup
     private let server: SocketServer
     /// The campaign catalogue as last read; replaced by SIGHUP's reload and at midnight UTC.
     private let campaigns: Locked<CampaignsOnAir>
     /// What all clients' unsent output may hold together (sized for max-clients at start).
     private let budget: OutputBudget
+    /// Stamps and spools every record; replaced by SIGHUP's reload when the spool changes.
+    private let recorders: Locked<Recorder>
 
     /// - Parameters:
     ///   - configuration: the configuration file's settings with the command line applied.
@@ -51,22 +53,42 @@ public final class Daemon: Service, Sendable {
     /// As above, with the PCM opener replaced (tests inject ALSA faults through it).
     init(configuration: DaemonConfiguration, configurationFile: String?, overrides: [(String, String)],
          logger: Logger, environment: [String: String], opener: CaptureSource.Opener?) {
-        current = Locked(configuration)
-        budget = OutputBudget(clients: configuration.resolvedMaxClients)
+        let current = Locked(configuration), budget = OutputBudget(clients: configuration.resolvedMaxClients)
+        let started = Date(), fatal = Locked<String?>(nil)
+        (self.current, self.budget, self.started, self.fatal) = (current, budget, started, fatal)
         var onAir = CampaignsOnAir()
         if let line = onAir.load(configuration.catalogueFile, reading: configuration.soundReading, key: configuration.watermarkKey) {
             if onAir.error == nil { logger.info("\(line)") } else { logger.error("\(line)") }
         }
-        campaigns = Locked(onAir)
+        let campaigns = Locked(onAir)
+        self.campaigns = campaigns
         self.configurationFile = configurationFile
         self.overrides = overrides
         self.logger = logger
         self.environment = environment
-        notifier = SystemdNotifier(environment: environment)
-        hub = Hub(logger: logger)
-        controller = CaptureController(settings: configuration.captureSettings, ringSeconds: configuration.ringSeconds,
-                                       opener: opener, logger: logger)
-        analysis = AnalysisLoop(controller: controller, hub: hub, settings: Self.analysisSettings(configuration, onAir), logger: logger)
+        let notifier = SystemdNotifier(environment: environment)
+        self.notifier = notifier
+        let controller = CaptureController(settings: configuration.captureSettings, ringSeconds: configuration.ringSeconds,
+                                           opener: opener, logger: logger)
+        self.controller = controller
+        let recorders = Locked(Recorder.unspooled(unit: configuration.resolvedUnit, logger: logger))
+        self.recorders = recorders
+        let hub = Hub(logger: logger, recorder: { recorders.withLock { $0 } }, onAudioNeed: { controller.setWanted($0) },
+                      status: { hub in
+                          Self.status(configuration: current.withLock { $0 }, capture: controller.snapshot, started: started, hub: hub,
+                                      budget: budget, spool: recorders.withLock { $0 }.status, onAir: campaigns.withLock { $0 })
+                      })
+        self.hub = hub
+        analysis = AnalysisLoop(controller: controller, hub: hub, settings: Self.analysisSettings(configuration, onAir), logger: logger,
+                                onStateChange: { state in
+                                    logger.info("capture \(state)")
+                                    let device = current.withLock { $0.capture.device }
+                                    notifier.notify("STATUS=\(Self.statusLine(state, device: device, clients: hub.clientCount))")
+                                },
+                                onFatal: { message in
+                                    fatal.withLock { $0 = message }
+                                    kill(getpid(), SIGTERM)
+                                })
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         server = SocketServer(group: group, hub: hub, logger: logger)
     }
@@ -85,26 +107,15 @@ public final class Daemon: Service, Sendable {
         ALSALog.route { [logger] message in
             for line in alsaLimit.admit(message) { logger.warning("\(line)") }
         }
-        hub.statusProvider = { [self] in status() }
-        hub.onAudioNeed = { [controller] need in controller.setWanted(need) }
-        analysis.onStateChange = { [self] state in
-            logger.info("capture \(state)")
-            hub.statusChanged()
-            notifier.notify("STATUS=\(statusLine(state))")
-        }
-        analysis.onFatal = { [fatal] message in
-            fatal.withLock { $0 = message }
-            kill(getpid(), SIGTERM)
-        }
         // The analysers must be buildable at the rate asked for: better to refuse to start than
         // to run with the watermark search silently off.
         var probe = AnalysisPipeline.Settings(sampleRate: Double(c.capture.rate))
         probe.watermark = AnalysisPipeline.WatermarkSearch(key: c.watermarkKey, profile: c.watermarkProfile)
         _ = try AnalysisPipeline(probe)
         hub.limitClients(c.resolvedMaxClients)
-        hub.configure(continuous: c.mode == .continuous, calibration: c.calibration, device: c.capture.device,
-                      shakeEvidence: c.shakeEvidence)
-        hub.recorder = makeRecorder(c)
+        hub.configure(Self.sessionSettings(c))
+        let recorder = makeRecorder(c)
+        recorders.withLock { $0 = recorder }
         try analysis.start()
         do {
             try await server.start(path: c.resolvedSocketPath, mode: c.socketMode, groupName: c.socketGroup,
@@ -123,7 +134,7 @@ public final class Daemon: Service, Sendable {
         } else {
             logger.info("no configuration file read: defaults\(overrides.isEmpty ? "" : " and " + overrides.map { "--\($0.0)" }.joined(separator: " "))")
         }
-        notifier.notify("READY=1\nSTATUS=\(statusLine(controller.snapshot.state))")
+        notifier.notify("READY=1\nSTATUS=\(Self.statusLine(controller.snapshot.state, device: c.capture.device, clients: hub.clientCount))")
 
         await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { [self] in
@@ -166,14 +177,16 @@ public final class Daemon: Service, Sendable {
         logger.info("shutting down")
         notifier.notify("STOPPING=1")
         hub.shutdown(message: "harkd is shutting down")
-        // Each client gets what was queued for it (its sessions' answers) before its close.
+        // The analysis thread answers the sessions in flight as it stops; each client gets what
+        // was queued for it before its close.
+        analysis.stop()
         for c in hub.connections { c.closeWhenWritten() }
         await server.stop()
-        analysis.stop()
-        hub.recorder.uplink?.stop()
+        let recorder = recorders.withLock { $0 }
+        recorder.uplink?.stop()
         controller.shutdown()
         // Nothing commits any more: leave the database alone, its log folded in.
-        hub.recorder.spool?.close()
+        recorder.spool?.close()
         try? await group.shutdownGracefully()
         logger.info("stopped")
     }
@@ -205,12 +218,12 @@ public final class Daemon: Service, Sendable {
         if fresh.spoolPath != old.spoolPath || fresh.spoolMaxMB != old.spoolMaxMB || fresh.spoolMaxDays != old.spoolMaxDays
             || fresh.resolvedUnit != old.resolvedUnit || fresh.uplink != old.uplink {
             // The old spool closes when the last record in flight through it is done.
-            hub.recorder.uplink?.stop()
-            hub.recorder = makeRecorder(fresh)
+            recorders.withLock { $0 }.uplink?.stop()
+            let recorder = makeRecorder(fresh)
+            recorders.withLock { $0 = recorder }
         }
         hub.limitClients(fresh.resolvedMaxClients)
-        hub.configure(continuous: fresh.mode == .continuous, calibration: fresh.calibration, device: fresh.capture.device,
-                      shakeEvidence: fresh.shakeEvidence)
+        hub.configure(Self.sessionSettings(fresh))
         let onAir = campaigns.withLock { c in
             if let line = c.load(fresh.catalogueFile, reading: fresh.soundReading, key: fresh.watermarkKey) {
                 if c.error == nil { logger.info("SIGHUP: \(line)") } else { logger.error("SIGHUP: \(line)") }
@@ -222,16 +235,21 @@ public final class Daemon: Service, Sendable {
         logger.info("configuration reloaded from \(path)")
     }
 
-    private func status() -> Messages.Status {
-        let s = controller.snapshot
+    /// What the sessions take from a configuration.
+    static func sessionSettings(_ c: DaemonConfiguration) -> SessionTable.Settings {
+        SessionTable.Settings(continuous: c.mode == .continuous, calibration: c.calibration, device: c.capture.device,
+                              shakeEvidence: c.shakeEvidence, unit: c.resolvedUnit)
+    }
+
+    private static func status(configuration: DaemonConfiguration, capture s: (state: String, rate: Int?, overruns: Int, dropped: Int, detail: String?), started: Date, hub: Hub,
+                               budget: OutputBudget, spool: Messages.SpoolStatus, onAir: CampaignsOnAir) -> Messages.Status {
         var status = Messages.Status(state: s.state, device: configuration.capture.device, rate: s.rate, mode: configuration.mode.rawValue,
                                      uptime: Date().timeIntervalSince(started), overruns: s.overruns, dropped: s.dropped,
                                      clients: hub.clientCount, sessions: hub.sessionCount, detail: s.detail)
         status.maxClients = hub.maxClients
         status.clientsRefused = hub.clientsRefused
         status.outputHeld = budget.held
-        status.spool = hub.recorder.status
-        let onAir = campaigns.withLock { $0 }
+        status.spool = spool
         if let path = onAir.path ?? configuration.catalogueFile {
             status.catalogue = Messages.CatalogueStatus(path: path, campaigns: onAir.campaigns.count,
                                                         onAir: onAir.payloadsOnAir.count, error: onAir.error)
@@ -273,8 +291,8 @@ public final class Daemon: Service, Sendable {
         }
     }
 
-    private func statusLine(_ state: String) -> String {
-        "\(state), device \(configuration.capture.device), \(hub.clientCount) client(s)"
+    private static func statusLine(_ state: String, device: String, clients: Int) -> String {
+        "\(state), device \(device), \(clients) client(s)"
     }
 }
 

@@ -8,9 +8,11 @@ import HarkEngine
 import Logging
 
 /// The analysis thread: takes captured audio from the ring, mixes it to mono, and runs it
-/// through the watermark detector, a continuous level meter and the noise sessions, handing
-/// what they produce to the ``Hub``. It also keeps audio time (seconds analysed since harkd
-/// started) and ticks the hub even when no audio comes, so sessions always end.
+/// through the watermark detector, a continuous level meter and the noise sessions. It owns
+/// harkd's ``SessionTable``: at every turn it applies what the ``Hub`` queued, feeds the table
+/// audio, detections, levels and reports, and hands back what the table answers. It also keeps
+/// audio time (seconds analysed since harkd started) and ticks the table even when no audio
+/// comes, so sessions always end.
 final class AnalysisLoop: Sendable {
     struct Settings: Equatable {
         var key: WatermarkKey
@@ -67,29 +69,22 @@ final class AnalysisLoop: Sendable {
     private let done = DispatchSemaphore(value: 0)
     /// Wall-clock time of the loop's last iteration (for the systemd watchdog).
     let heartbeat = Locked(Date())
-    private let hooks = Locked(Hooks())
-    private struct Hooks {
-        var onStateChange: @Sendable (String) -> Void = { _ in }
-        var onFatal: @Sendable (String) -> Void = { _ in }
-    }
-    /// Called when the capture state changes (for status messages and systemd).
-    var onStateChange: @Sendable (String) -> Void {
-        get { hooks.withLock { $0.onStateChange } }
-        set { hooks.withLock { $0.onStateChange = newValue } }
-    }
+    /// Called when the capture state changes, after the status watchers were told (the log and
+    /// systemd).
+    private let onStateChange: @Sendable (String) -> Void
     /// Called once, from the analysis thread, when the audio cannot be analysed at all (the
     /// watermark detector or the band analyser cannot be built for the captured rate); the
     /// loop stops. harkd shuts down with the message rather than run without its analysers.
-    var onFatal: @Sendable (String) -> Void {
-        get { hooks.withLock { $0.onFatal } }
-        set { hooks.withLock { $0.onFatal = newValue } }
-    }
+    private let onFatal: @Sendable (String) -> Void
 
-    init(controller: CaptureController, hub: Hub, settings: Settings, logger: Logger) {
+    init(controller: CaptureController, hub: Hub, settings: Settings, logger: Logger,
+         onStateChange: @escaping @Sendable (String) -> Void = { _ in }, onFatal: @escaping @Sendable (String) -> Void = { _ in }) {
         self.controller = controller
         self.hub = hub
         self.settings = Locked(settings)
         self.logger = logger
+        self.onStateChange = onStateChange
+        self.onFatal = onFatal
     }
 
     func update(_ new: Settings) {
@@ -121,7 +116,18 @@ final class AnalysisLoop: Sendable {
     static let batchSeconds = 0.06
 
     private func run() {
-        defer { done.signal() }
+        var table = SessionTable(logger: logger, captureState: { [controller] in
+            let s = controller.snapshot
+            return (s.state, s.detail)
+        })
+        defer {
+            // What came while it stopped, then every session still in flight: nothing else
+            // will answer them.
+            var out = table.apply(hub.take())
+            out += table.shutdown(message: "harkd is shutting down")
+            hub.deliver(out, table: table)
+            done.signal()
+        }
         var buffer = [Float](repeating: 0, count: 8192)
         var mono = [Float](repeating: 0, count: 8192)
         var analysers: Analysers?
@@ -130,11 +136,17 @@ final class AnalysisLoop: Sendable {
         var current = settings.withLock { $0 }
         while running.withLock({ $0 }) {
             heartbeat.withLock { $0 = Date() }
-            hub.tick(streamTime: audioTime)
+            hub.deliver(table.apply(hub.take()), table: table)
+            hub.deliver(table.tick(streamTime: audioTime), table: table)
             let snapshot = controller.snapshot
             let stateName = snapshot.state
             if stateName != lastState {
                 lastState = stateName
+                let watchers = table.watchers(of: .status)
+                if !watchers.isEmpty {
+                    let line = hub.statusMessage()
+                    for c in watchers { hub.clients.send(line, to: c) }
+                }
                 onStateChange(stateName)
             }
             let latest = settings.withLock { $0 }
@@ -153,7 +165,7 @@ final class AnalysisLoop: Sendable {
             }
             if let gap {
                 logger.debug("gap in captured audio at \(String(cFormat: "%.3f", audioTime)) s: \(gap)")
-                hub.gap(gap, rate: rate)
+                table.gap(gap, rate: rate)
                 analysers?.gaps.add(gap)
                 do { try analysers?.pipeline.restartWatermarkSearch() } catch { return fail("\(error)", rate: rate) }
             }
@@ -164,7 +176,9 @@ final class AnalysisLoop: Sendable {
                     do {
                         try a.pipeline.finish { output in
                             if case .report(let m) = output {
-                                emitReport(a, m, settings: current, channels: a.mixer.channels, extra: ["report cut short: the capture format changed"])
+                                hub.deliver(table.report(event(a, m, settings: current, channels: a.mixer.channels,
+                                                               extra: ["report cut short: the capture format changed"]),
+                                                         time: a.origin + m.end), table: table)
                             }
                         }
                     } catch { return fail("\(error)", rate: rate) }
@@ -185,19 +199,22 @@ final class AnalysisLoop: Sendable {
                 // Before, NaN or infinity from the device was measured as silence without a word.
                 let count = a.mixer.replacedSamples - replacedBefore
                 a.gaps.nonFinite += count
-                hub.nonFinite(count)
+                table.nonFinite(count)
             }
             do {
                 try mono.withUnsafeBufferPointer { all in
                     let block = UnsafeBufferPointer(rebasing: all[0..<frames])
                     try a.pipeline.process(block) { output in
+                        let out: [SessionOutput]
                         switch output {
-                        case .detection(let d): hub.detection(d, time: a.origin + d.time, start: a.origin + d.start)
-                        case .level(let levels, let end): hub.level(levels, time: a.origin + end)
-                        case .report(let m): emitReport(a, m, settings: current, channels: channels, extra: [])
+                        case .detection(let d): out = table.detection(d, time: a.origin + d.time, start: a.origin + d.start)
+                        case .level(let levels, let end): out = table.level(levels, time: a.origin + end)
+                        case .report(let m):
+                            out = table.report(event(a, m, settings: current, channels: channels, extra: []), time: a.origin + m.end)
                         }
+                        hub.deliver(out, table: table)
                     }
-                    hub.feed(block, rate: rate, streamTime: audioTime)
+                    hub.deliver(table.feed(block, rate: rate), table: table)
                 }
             } catch {
                 return fail("\(error)", rate: rate)
@@ -206,14 +223,14 @@ final class AnalysisLoop: Sendable {
         }
     }
 
-    /// Sends the continuous report of the interval just ended.
-    private func emitReport(_ a: Analysers, _ m: AnalysisPipeline.Measurement, settings current: Settings, channels: Int,
-                            extra: [String]) {
+    /// The continuous report of the interval just ended.
+    private func event(_ a: Analysers, _ m: AnalysisPipeline.Measurement, settings current: Settings, channels: Int,
+                       extra: [String]) -> ReportEvent {
         let event = ReportEvent(source: current.device, measurement: m, calibration: current.calibration,
                                 sampleRate: Int(a.rate), channels: channels, channelUse: channels == 1 ? "mono" : "average",
                                 format: "live capture", warnings: a.gaps.warnings(rate: a.rate) + extra)
-        hub.report(event, time: a.origin + m.end)
         a.gaps = GapTally()
+        return event
     }
 
     /// Stops the loop: the audio cannot be analysed at this rate.

@@ -18,13 +18,6 @@ final class Locked<Value> {
         defer { lock.unlock() }
         return try body(&value)
     }
-
-    /// Whether another holds the lock now (for tests of what runs outside it).
-    var isHeld: Bool {
-        guard lock.tryLock() else { return true }
-        lock.unlock()
-        return false
-    }
 }
 
 extension Locked: @unchecked Sendable where Value: Sendable {}
