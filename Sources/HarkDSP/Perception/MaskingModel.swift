@@ -97,11 +97,9 @@ public final class MaskingModel {
         }
 
         /// The setting for a mark that follows a crowd's masking: −6 dB at 60 dB, −14 dB at 70.
-        /// On the stadium bench with the crowd 6 dB under at the quietest seats, against the
-        /// classic model (docs/watermark.md, "The crowd as a masker"), detection within 10 s /
-        /// PEAQ as heard, median host: exponent 0 at −4 dB 48 % / −1.02; 1 at −3 dB 70 % /
-        /// −1.06; 3 at −2.5 dB 58 % / −0.98; 4 at −2 dB 63 % / −0.95; 6 at −1 dB 68 % / −0.85 and
-        /// at 0 dB 94 % / −0.89.
+        /// The steepest exponent tried heard the most through the stadium at the same PEAQ
+        /// grade as heard (docs/watermark.md, "The crowd as a masker", has the exponents
+        /// measured).
         public static let crowd = LevelDiscrimination(reference: 50, exponent: 6)
 
         /// PEAQ's slope of detection probability at excitation level `level` dB (BS.1387, the

@@ -507,10 +507,8 @@ public final class WatermarkDetector {
     /// The choice reads only the evidence (energy sums, blind to the key's sides), never the
     /// pair values, so on unmarked audio the keyed coins are as fair at the chosen alignments as
     /// at fixed ones, and the false-detection bound counts four alignments per hop. Choosing by
-    /// the bound over codewords, as before, meant counting all 378 alignments a hop could score
-    /// (threshold 10.10 instead of 9.58; with a catalogue of 100, 8.21 instead of 7.55): on the
-    /// bench's living room at SNR 0 dB in 6 s that was 52.5 → 63.7 % decoded, 78.8 → 84.4 % with
-    /// a catalogue, and the stadium with a catalogue 28.7 → 42.5 % in 10 s.
+    /// the bound over codewords would count every alignment a hop could score (378), and its
+    /// higher threshold would cost detections (docs/watermark-research.md has the runs).
     private func search() -> WatermarkDetection? {
         let S = WatermarkFormat.symbolsPerCopy
         let newest = frameCount

@@ -107,12 +107,11 @@ final class AnalysisLoop: Sendable {
     }
 
     /// Captured audio is analysed in batches of this much at least, whatever the capture
-    /// period: every batch wakes this thread and passes every stage of the pipeline once.
-    /// Batches of one 20 ms period took 2.67–3.88 % of a core in harkd with a catalogue of
-    /// 100, batches of 60 ms 2.60–2.93 % (`tools/bench-daemon --catalogue 100`, twelve runs
-    /// each, alternated); a detection, a level line or a shake's answer then leaves up to
-    /// 60 ms later, and every figure is the same (the pipeline cuts the stream at interval
-    /// boundaries itself). 60 ms is the sound matcher's review interval.
+    /// period: every batch wakes this thread and passes every stage of the pipeline once, so
+    /// fewer wake-ups cost less of a core (docs/daemon.md has the runs). A detection, a level
+    /// line or a shake's answer leaves up to this much later, and no figure changes, because
+    /// the pipeline cuts the stream at interval boundaries itself. 60 ms is the sound
+    /// matcher's review interval.
     static let batchSeconds = 0.06
 
     private func run() {
