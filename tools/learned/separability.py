@@ -35,25 +35,25 @@ def load(path):
     return resample_poly(x, T.RATE, rate).astype(np.float32) if rate != T.RATE else x
 
 
-def embed(model, x):
-    starts = range(0, len(x) - T.SEG + 1, int(T.GRID * T.RATE))
+def embed(model, x, chunk=2048):
+    starts = list(range(0, len(x) - T.SEG + 1, int(T.GRID * T.RATE)))
+    out = []
     with torch.no_grad():
-        e = model(T.features(torch.from_numpy(np.stack([x[s:s + T.SEG] for s in starts])))).numpy()
+        for i in range(0, len(starts), chunk):
+            seg = np.stack([x[s:s + T.SEG] for s in starts[i:i + chunk]])
+            out.append(model(T.features(torch.from_numpy(seg))).numpy())
+    e = np.concatenate(out) if out else np.zeros((0, T.DIM), np.float32)
     return e, np.array([np.sqrt((x[s:s + T.SEG] ** 2).mean()) for s in starts])
 
 
-def bank(weights):
-    return T.read_tensors(weights)[1].get("background", np.zeros((0, T.DIM), np.float32))
-
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--hosts", required=True)
+def add_network_arguments(ap):
     ap.add_argument("--cache", help="the folder of train.py's trained state; needed with --state")
     ap.add_argument("--hark", default=os.path.join(T.ROOT, ".build", "release", "hark"))
     ap.add_argument("--weights", default=os.path.join(T.ROOT, "Sources", "CSoundModel", "sound-embedder.hkse"))
     ap.add_argument("--state")
-    args = ap.parse_args()
+
+
+def network(args):
     model = T.Embedder()
     if args.state:
         if not args.cache:
@@ -62,27 +62,66 @@ def main():
     else:
         T.read_weights(model, args.weights)
     model.eval()
-    hosts = [glob.glob(f"{args.hosts}/{c}-30s-*.wav")[0] for c in CREATIVES] + sorted(glob.glob(f"{args.hosts}/track-decoy-*.wav"))
-    refs, owner = [], []
-    for i, h in enumerate(hosts):
-        e, rms = embed(model, load(h))
-        q = np.round(e * 127)
-        q[rms < rms.max() * 0.01] = 0          # the catalogue's quiet segments (CreativeEmbeddings.quietBelow)
-        norm = np.linalg.norm(q, axis=1, keepdims=True)
-        refs.append(np.where(norm > 0, q / np.maximum(norm, 1e-6), 0))
-        owner += [i] * len(e)
-    R, owner = np.concatenate(refs).astype(np.float32), np.array(owner)
-    first = np.cumsum([0] + [len(r) for r in refs])[:-1]
-    # Each reference's cohort as EmbeddingIndex builds it: the bank and up to 1 024 rows of others.
-    B = bank(args.weights)
-    picked = np.arange(0, len(R), max(1, len(R) // (2048 - len(B))))[:2048 - len(B)]
-    C = np.concatenate([B, R[picked]])
-    cown = np.concatenate([-np.ones(len(B), int), owner[picked]])
-    S = R @ C.T
-    level, spread = np.zeros(len(R)), np.ones(len(R))
-    for r in range(len(R)):
-        o = np.sort(S[r, cown != owner[r]])
-        level[r], spread[r] = o[min(len(o) - 1, int(0.95 * len(o)))], max(o.std(), 0.02)
+    return model
+
+
+class Index:
+    """The references of a catalogue as EmbeddingIndex builds them: each creative's embeddings,
+    8-bit, the quiet ones zero, and each reference's cohort level and spread (the weights file's
+    background bank and up to 1 024 rows of other creatives)."""
+
+    def __init__(self, model, files, weights, extra=None):
+        refs, owner = [], []
+        for i, h in enumerate(files):
+            e, rms = embed(model, load(h))
+            q = np.round(e * 127)
+            q[rms < rms.max() * 0.01] = 0          # the catalogue's quiet segments (CreativeEmbeddings.quietBelow)
+            norm = np.linalg.norm(q, axis=1, keepdims=True)
+            refs.append(np.where(norm > 0, q / np.maximum(norm, 1e-6), 0))
+            owner += [i] * len(e)
+        self.R, self.owner = np.concatenate(refs).astype(np.float32), np.array(owner)
+        self.first = np.cumsum([0] + [len(r) for r in refs])[:-1]
+        self.creatives = len(files)
+        B = T.read_tensors(weights)[1].get("background", np.zeros((0, T.DIM), np.float32))
+        if extra is not None:
+            B = np.concatenate([B, extra])
+        others = max(1024, 2048 - len(B))
+        picked = np.arange(0, len(self.R), max(1, len(self.R) // others))[:others]
+        C = np.concatenate([B, self.R[picked]])
+        cown = np.concatenate([-np.ones(len(B), int), self.owner[picked]])
+        S = self.R @ C.T
+        self.level, self.spread = np.zeros(len(self.R), np.float32), np.ones(len(self.R), np.float32)
+        for r in range(len(self.R)):
+            o = np.sort(S[r, cown != self.owner[r]])
+            self.level[r], self.spread[r] = o[min(len(o) - 1, int(0.95 * len(o)))], max(o.std(), 0.02)
+
+    def z(self, e):
+        return (e @ self.R.T - self.level) / self.spread
+
+
+def bench_files(hosts):
+    return [glob.glob(f"{hosts}/{c}-30s-*.wav")[0] for c in CREATIVES] + sorted(glob.glob(f"{hosts}/track-decoy-*.wav"))
+
+
+def room(hark, host, out, seed, talk=None, snr=100):
+    """The bench's living room, as the real-audio bench's rows hear it."""
+    path = ["--codec", "aac64", "--speaker", "150:12000", "--rt60", "0.5", "--mic", "100:8000", "--drift-ppm", "100",
+            "--rate", "8000", "--seed", str(seed)]
+    if snr < 100:
+        path += ["--noise", talk, "--snr", str(snr)]
+    subprocess.run([hark, "simulate", host, out] + path, check=True, capture_output=True)
+    return load(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--hosts", required=True)
+    add_network_arguments(ap)
+    args = ap.parse_args()
+    model = network(args)
+    hosts = bench_files(args.hosts)
+    ix = Index(model, hosts, args.weights)
+    R, owner, first = ix.R, ix.owner, ix.first
     talk = glob.glob(f"{args.hosts}/talk-*.wav")[0]
     decoys = owner >= len(CREATIVES)
     print(f"| path | steps | own similarity, median (10th pct) | best of {len(hosts) - len(CREATIVES)} decoys' {int(decoys.sum())} "
@@ -92,18 +131,12 @@ def main():
         for snr in [100, 10, 0]:
             own, other, zown, zother = [], [], [], []
             for ci, host in enumerate(hosts[:len(CREATIVES)]):
-                out = f"{tmp}/room.wav"
-                path = ["--codec", "aac64", "--speaker", "150:12000", "--rt60", "0.5", "--mic", "100:8000", "--drift-ppm", "100",
-                        "--rate", "8000", "--seed", str(ci + 1)]
-                if snr < 100:
-                    path += ["--noise", talk, "--snr", str(snr)]
-                subprocess.run([args.hark, "simulate", host, out] + path, check=True, capture_output=True)
-                x = load(out)
+                x = room(args.hark, host, f"{tmp}/room.wav", ci + 1, talk, snr)
                 for t0 in STARTS:
                     s0 = int(t0 * T.RATE)
                     e, _ = embed(model, x[s0:s0 + 10 * T.RATE])
                     sims = e @ R.T
-                    z = (sims - level) / spread
+                    z = (sims - ix.level) / ix.spread
                     j0 = int(round(t0 / T.GRID))
                     for k in range(len(e)):
                         r = first[ci] + j0 + k

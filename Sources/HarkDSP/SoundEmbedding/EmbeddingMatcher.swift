@@ -9,11 +9,14 @@ public struct EmbeddingTuning: Sendable, Equatable {
     /// this, so chance similarities (mean 0) drain what it holds at about this much a step.
     public var drift: Double
     /// The evidence (summed standard deviations less the drift) at one alignment that names a
-    /// creative of a catalogue of up to 100: the level ten hours of unmarked audio would reach
-    /// once in 1 000 hours, with a margin (``threshold(creatives:)`` for larger ones).
+    /// creative of a catalogue of up to 1 000: the highest level that ten hours of unmarked
+    /// audio would reach once in 1 000 hours, with a margin, over the catalogues calibrated.
+    /// What sets it is which creatives a catalogue holds more than how many: one with a solo
+    /// line that any flute resembles raises it for 100 as much as for 1 000
+    /// (``threshold(creatives:)`` for larger ones).
     public var threshold: Double
-    /// What that gains for every tenfold of creatives beyond 100: the same calibration for 1 000
-    /// creatives put the level at 59.5, unmarked flute reaching 25.97 (14.43 against 100).
+    /// What the threshold gains for every tenfold of creatives beyond 1 000, extrapolated: one
+    /// draw of the catalogue calibrated at 100 and 1 000 creatives rose this much.
     public var thresholdPerDecade: Double
     /// A creative named must hold this much more evidence than any other creative: creatives
     /// that share a music bed or a voice gain evidence together, and the one on air leads.
@@ -30,13 +33,13 @@ public struct EmbeddingTuning: Sendable, Equatable {
         (self.thresholdPerDecade, self.repeatInterval) = (thresholdPerDecade, repeatInterval)
     }
 
-    public static let standard = EmbeddingTuning(drift: 2, threshold: 29, thresholdPerDecade: 30.5, rivalMargin: 2, leadThreshold: 4,
+    public static let standard = EmbeddingTuning(drift: 2, threshold: 59.5, thresholdPerDecade: 30.5, rivalMargin: 2, leadThreshold: 4,
                                                  repeatInterval: 6)
 
-    /// ``threshold`` for an index of `creatives`: measured at 100 and 1 000, between them by
-    /// the logarithm of the size, beyond 1 000 (harkd allows 4 096: 78.2) extrapolated.
+    /// ``threshold`` for an index of `creatives`: measured for 100 and 1 000, beyond 1 000
+    /// (harkd allows 4 096: 78.2) extrapolated by the logarithm of the size.
     public func threshold(creatives: Int) -> Double {
-        threshold + thresholdPerDecade * max(0, log10(Double(max(1, creatives)) / 100))
+        threshold + thresholdPerDecade * max(0, log10(Double(max(1, creatives)) / 1_000))
     }
 }
 
