@@ -2,7 +2,7 @@ import Glibc
 
 /// Every constant of the landmark reading's decision (``SoundMatcher``), each with why. The
 /// thresholds were set on ten hours of unmarked audio with a margin, never on one bench
-/// (docs/watermark.md, "The creative's sound", gives the runs); the rest are chosen.
+/// (docs/watermark-research.md, "The creative's sound: the runs", gives them); the rest are chosen.
 public struct LandmarkTuning: Sendable, Equatable {
     /// Votes at one alignment (±1 frame), spread over more than a second, that name a creative:
     /// chance alignments on unmarked audio stay far below.
