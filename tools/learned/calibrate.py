@@ -15,13 +15,18 @@ import argparse, math, sys
 
 def fit(values, hours):
     """(the 90th percentile, the tail's mean excess over it, the level a minute reaches once in
-    `hours`) of each minute's most evidence, sorted."""
+    `hours`, and how many hours pass before a minute reaches a given level) of each minute's most
+    evidence, sorted."""
     u = values[int(0.9 * len(values))]
     over = [v - u for v in values if v > u]
     p_u = len(over) / len(values)
     beta = sum(over) / len(over) if over else 1e-9
     rate = 1 / (hours * 60)
-    return u, beta, (u + beta * math.log(p_u / rate) if p_u > rate else u)
+
+    def hours_to(at):
+        return 1 / (60 * (p_u * math.exp(-(at - u) / beta) if at > u else 1.0))
+
+    return u, beta, (u + beta * math.log(p_u / rate) if p_u > rate else u), hours_to
 
 
 def main():
@@ -39,15 +44,13 @@ def main():
     by_kind = {}
     for kind, v in (r for r in rows if len(r) == 2):
         by_kind.setdefault(kind, []).append(float(v))
-    u, beta, level = fit(values, args.hours)
+    u, beta, level, hours_to = fit(values, args.hours)
     print(f"{len(values)} minutes ({len(values) / 60:.2f} h); 90th percentile {u:.2f}; tail mean excess {beta:.3f}")
     for kind, vs in sorted(by_kind.items()):
         print(f"  {kind}: {len(vs)} min, highest {max(vs):.2f}, median {sorted(vs)[len(vs) // 2]:.2f}")
     print(f"highest seen {values[-1]:.2f}; once in {args.hours:.0f} h: {level:.2f}; with the margin x{args.margin}: {level * args.margin:.2f}")
-    p_u = sum(1 for v in values if v > u) / len(values)
     for at in args.at:
-        per_minute = p_u * math.exp(-(at - u) / beta) if at > u else 1.0
-        print(f"at {at:g}: a minute reaches it once in {1 / per_minute / 60:.3g} h by the fit")
+        print(f"at {at:g}: a minute reaches it once in {hours_to(at):.3g} h by the fit")
 
 
 if __name__ == "__main__":

@@ -32,19 +32,18 @@ MARGIN, HOURS, RIVAL = 1.25, 1000.0, 2.0
 
 
 class Cusum:
-    """One CUSUM per setting and row; rows of one creative are consecutive from `first`."""
+    """EmbeddingMatcher's CUSUM along every alignment; rows of one creative are consecutive
+    from `first`."""
 
-    def __init__(self, settings, rows, first):
-        self.drift = np.array([d for d, _ in settings], np.float32)[:, None]
-        self.cap = np.array([c for _, c in settings], np.float32)[:, None]
-        self.first = first
-        self.E = np.zeros((len(settings), rows), np.float32)
+    def __init__(self, drift, cap, rows, first):
+        self.drift, self.cap, self.first = drift, cap, first
+        self.E = np.zeros(rows, np.float32)
 
     def step(self, z):
         prev = np.zeros_like(self.E)
-        prev[:, 1:] = self.E[:, :-1]
-        prev[:, self.first] = 0
-        self.E = np.maximum(0, prev + np.minimum(z[None, :], self.cap) - self.drift)
+        prev[1:] = self.E[:-1]
+        prev[self.first] = 0
+        self.E = np.maximum(0, prev + np.minimum(z, self.cap) - self.drift)
         return self.E
 
 
@@ -72,10 +71,10 @@ class Decisions:
         self.parts = []
         for s in settings:
             kind, *v = s
-            self.parts.append(Cusum([tuple(v)], rows, first) if kind == "cusum" else Window(int(v[0]), v[1], v[2], rows, first))
+            self.parts.append(Cusum(v[0], v[1], rows, first) if kind == "cusum" else Window(int(v[0]), v[1], v[2], rows, first))
 
     def step(self, z):
-        return np.stack([p.step(z)[0] if isinstance(p, Cusum) else p.step(z) for p in self.parts])
+        return np.stack([p.step(z) for p in self.parts])
 
 
 def parse(text):
@@ -143,7 +142,7 @@ def main():
     thresholds, lines = [], []
     for s in range(len(settings)):
         v = sorted(minutes[s])
-        _, _, level = calibrate.fit(v, HOURS)
+        level = calibrate.fit(v, HOURS)[2]
         thresholds.append(level * MARGIN)
         worst = max(kinds, key=lambda k: max(m[s] for m in kinds[k]))
         lines.append((v[-1], worst, level))

@@ -135,11 +135,15 @@ public final class Hub: Sendable {
 
     // MARK: - the analysis thread
 
-    /// What came since the last call, in order.
+    /// What came since the last call, in order. Called at every turn of the analysis loop, most
+    /// often with nothing queued: that costs no allocation (keeping the queue's capacity would
+    /// copy the buffer the caller now shares).
     func take() -> [Message] {
         queue.withLock { q in
-            defer { q.removeAll(keepingCapacity: true) }
-            return q
+            guard !q.isEmpty else { return [] }
+            let taken = q
+            q = []
+            return taken
         }
     }
 

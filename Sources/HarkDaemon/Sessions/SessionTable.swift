@@ -192,9 +192,10 @@ struct SessionTable {
         return nil
     }
 
-    /// The clients watching `what`.
+    /// The clients watching `what` (a level line asks ten times a second: no dictionary is
+    /// built for it).
     func watchers(of what: Command.WatchClass) -> [Int] {
-        clients.filter { $0.value.watching.contains(what) }.keys.sorted()
+        clients.compactMap { $0.value.watching.contains(what) ? $0.key : nil }
     }
 
     /// Works out whether anything needs the microphone, and says so when that changes.
@@ -310,9 +311,12 @@ struct SessionTable {
             if airingStamps.count > 64 { airingStamps = [:] }
             airingStamps[key] = stamp(start: now.addingTimeInterval(-(time - start)), end: now)
         }
+        // Each watcher's memory is updated in place: no list of keys is made per confirmation.
         var watchers: [Int] = []
-        for id in clients.keys.sorted() where clients[id]!.watching.contains(.detection) {
-            if clients[id]!.airings.isNews(key, time: time, windowStart: windowStart, copyStart: start) { watchers.append(id) }
+        for i in clients.indices where clients.values[i].watching.contains(.detection) {
+            if clients.values[i].airings.isNews(key, time: time, windowStart: windowStart, copyStart: start) {
+                watchers.append(clients.keys[i])
+            }
         }
         var out: [SessionOutput] = []
         // Confirmations come 20 times a second while a mark plays; most are news to no one.
