@@ -15,7 +15,8 @@ import PackageDescription
 //   HarkSoundFile        owns libsndfile handles; audio files in and out
 //   HarkDSP              the DSP core: frames, filters, meter, bands, the mark, the sound
 //                        readings. Knows nothing of files, sockets or ALSA.
-//   HarkSynthesis        test signals and generated programme (hark generate, the benches)
+//   HarkSynthesis        test signals, generated programme and the Stadium Shake cue (hark generate,
+//                        the benches)
 //   HarkCapture          owns ALSA PCM handles; the capture thread and its ring buffer
 //   HarkSQLite           owns SQLite connections and statements; result codes as Swift errors
 //   HarkSpool            the durable queue of records to deliver (a SQLite file)
@@ -24,6 +25,8 @@ import PackageDescription
 //                        readings
 //   HarkPlot             owns cairo surfaces: levels, spectra and spectrograms as PNG or SVG
 //   HarkEngine           wires a source through the analysers into events and sinks
+//   HarkSimulation       the acoustic path from a broadcast to a microphone (hark simulate, the
+//                        benches): rooms, noise, codecs, drift. harkd does not link it
 //   HarkLab              the benches (generated and recorded hosts, the audfprint anchor):
 //                        linked by hark-lab alone
 //   HarkDaemon           harkd's service: sessions, the JSON-lines socket protocol (SwiftNIO),
@@ -103,10 +106,13 @@ let package = Package(
         // Test signals and generated programme (music, speech-like babble, the stadium cue): what
         // hark generate writes and the benches play, not part of the analysis.
         .target(name: "HarkSynthesis", dependencies: ["HarkDSP"]),
-        .target(name: "HarkEngine", dependencies: ["HarkDSP", "HarkSynthesis", "HarkSoundFile", "HarkSystem"]),
+        .target(name: "HarkEngine", dependencies: ["HarkDSP", "HarkSoundFile", "HarkSystem"]),
+        // What `hark simulate` and the benches put between a broadcast and a microphone. Not the
+        // analysis: harkd links neither it nor the synthesis it plays.
+        .target(name: "HarkSimulation", dependencies: ["HarkEngine", "HarkDSP", "HarkSynthesis", "HarkSoundFile", "HarkSystem"]),
         // The lab: benches on generated and recorded audio, the audfprint anchor. hark and
         // harkd do not link it; hark-lab runs it.
-        .target(name: "HarkLab", dependencies: ["HarkEngine", "HarkDSP", "HarkSynthesis", "HarkSoundFile", "HarkSystem"]),
+        .target(name: "HarkLab", dependencies: ["HarkEngine", "HarkSimulation", "HarkDSP", "HarkSynthesis", "HarkSoundFile", "HarkSystem"]),
         .target(
             name: "HarkDaemon",
             dependencies: [
@@ -121,14 +127,14 @@ let package = Package(
         .executableTarget(
             name: "hark",
             dependencies: [
-                "HarkEngine", "HarkDSP", "HarkSynthesis", "HarkSoundFile", "HarkClient", "HarkSpool", "HarkPlot", "HarkCatalogue", "HarkCapture",
+                "HarkEngine", "HarkSimulation", "HarkDSP", "HarkSynthesis", "HarkSoundFile", "HarkClient", "HarkSpool", "HarkPlot", "HarkCatalogue", "HarkCapture",
                 "HarkSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .executableTarget(
             name: "hark-lab",
             dependencies: [
-                "HarkLab", "HarkEngine", "HarkDSP",
+                "HarkLab", "HarkEngine", "HarkDSP", "HarkSoundFile",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .executableTarget(
@@ -148,7 +154,8 @@ let package = Package(
         .testTarget(name: "HarkCatalogueTests", dependencies: ["HarkTesting", "HarkCatalogue", "HarkDSP", "HarkSynthesis"]),
         .testTarget(name: "HarkPlotTests", dependencies: ["HarkTesting", "HarkPlot"]),
         .testTarget(name: "HarkEngineTests", dependencies: ["HarkTesting", "HarkEngine", "HarkSynthesis"]),
-        .testTarget(name: "HarkLabTests", dependencies: ["HarkTesting", "HarkLab", "HarkEngine", "HarkDSP", "HarkSynthesis"]),
+        .testTarget(name: "HarkSimulationTests", dependencies: ["HarkSimulation", "HarkSoundFile", "HarkTesting"]),
+        .testTarget(name: "HarkLabTests", dependencies: ["HarkTesting", "HarkLab", "HarkSimulation", "HarkEngine", "HarkDSP", "HarkFFT", "HarkSynthesis"]),
         .testTarget(name: "HarkCLITests", dependencies: ["hark", "hark-lab", "HarkCatalogue", "HarkDSP", "HarkPlot", "HarkTesting"]),
         // Test doubles for capture (ALSA file-plugin configurations, fault injection), shared
         // by the capture and daemon tests.

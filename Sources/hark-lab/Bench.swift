@@ -97,6 +97,9 @@ struct TransparencyBenchCommand: ParsableCommand {
 
     func validate() throws {
         if let draws, draws < 1 { throw ValidationError("--draws must be at least 1") }
+        if let formatVersion, FormatVersionTwo.format(version: formatVersion, key: .demo, profile: .tv) == nil {
+            throw ValidationError("--format-version must be 1 or 2")
+        }
         if let strengths, Self.parse(strengths: strengths) == nil {
             throw ValidationError("--strengths: expected numbers separated by commas, got '\(strengths)'")
         }
@@ -119,7 +122,7 @@ struct TransparencyBenchCommand: ParsableCommand {
         if let strengths, let values = Self.parse(strengths: strengths) { d.strengths = values }
         if let seed { d.seed = seed }
         if let draws { d.draws = draws }
-        if let version = formatVersion.flatMap(WatermarkFormat.Version.init(rawValue:)) { d.formatVersion = version }
+        if let formatVersion { d.formatVersion = formatVersion }
         do {
             let report = try TransparencyBench.run(d, workDirectory: work) { Lab.progress($0) }
             try LineWriter.standardOutput.write(raw: TransparencyBench.table(report))

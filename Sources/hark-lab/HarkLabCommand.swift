@@ -11,7 +11,7 @@ struct HarkLabCommand: ParsableCommand {
         abstract: "Hark's benches: detection through simulated rooms and codecs, and PEAQ transparency.",
         discussion: "Each bench reads a definitions file from signals/ and prints a Markdown table (docs/figures.md has the runs).",
         version: Hark.version,
-        subcommands: [Bench.self])
+        subcommands: [Bench.self, LabEmbed.self])
 }
 
 /// The lab's messages: one line each on stderr, prefixed "hark-lab:".

@@ -145,7 +145,8 @@ import Testing
             (["embed", host, dir.file("o.mp4"), "--payload", "1"], "cannot tell the output format"),
             (["embed", dir.file("absent.wav"), dir.file("o.wav"), "--payload", "1"], "absent.wav: no such file"),
             (["embed", host, dir.file("o.wav"), "--payload", "1", "--strength", "25"], "--strength must be between -20 and 20 dB"),
-            (["embed", host, dir.file("o.wav"), "--payload", "1", "--format-version", "3"], "--format-version must be 1 or 2"),
+            // A study's format is the lab's (hark-lab embed, below): hark marks in the format on air only.
+            (["embed", host, dir.file("o.wav"), "--payload", "1", "--format-version", "2"], "Unknown option '--format-version'"),
         ] {
             let run = try Hark.run(arguments)
             #expect(run.status != 0, "\(arguments)")
@@ -153,6 +154,23 @@ import Testing
             #expect(run.stderrLines.count == 1 && run.stderr.contains(text), "\(arguments): \(run.stderr)")
         }
         #expect(!FileManager.default.fileExists(atPath: dir.file("o.wav")))
+        let unknown = try Hark.run(["embed", host, dir.file("o.wav"), "--payload", "1", "--format-version", "3"], executable: Hark.lab)
+        #expect(unknown.status != 0 && unknown.stderr.contains("--format-version must be 1 or 2"), "\(unknown.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("o.wav")))
+    }
+
+    /// The lab marks a host in format version 2, the study; hark's detector, which reads the
+    /// format on air alone, finds no mark in it, and finds the same payload marked on air.
+    @Test func theLabMarksInTheStudysFormatAndHarkDoesNotReadIt() throws {
+        let host = try music("host.wav", seconds: 8)
+        let study = dir.file("v2.wav"), onAir = dir.file("v1.wav")
+        let marked = try Hark.run(["embed", host, study, "--payload", "12345678", "--format-version", "2", "--strength", "6"], executable: Hark.lab)
+        #expect(marked.status == 0 && marked.stderr.contains("in format version 2"), "\(marked.stderr)")
+        #expect(try Hark.run(["embed", host, onAir, "--payload", "12345678", "--strength", "6"]).status == 0)
+        let v2 = try Hark.run(["detect", study])
+        let v1 = try Hark.run(["detect", onAir])
+        #expect(v2.stdout.contains("no watermark found") && !v2.stdout.contains("12345678"), "\(v2.stdout)")
+        #expect(v1.status == 0 && v1.stdout.contains("payload 12345678 at"), "\(v1.stdout)")
     }
 
     /// The help's table of measured grades marks each profile's default where the embedder

@@ -3,6 +3,7 @@ import HarkTesting
 import Testing
 @testable import HarkLab
 import HarkEngine
+import HarkSimulation
 
 /// The benches' host cache: a host is generated once per work folder and reused, so a reused
 /// file must be the one that was asked for.

@@ -63,17 +63,18 @@ struct SHA256 {
 }
 
 /// An endless stream of pseudo-random numbers derived from a key and a purpose label:
-/// SHA-256(key ‖ label ‖ counter), 32 bytes at a time.
-struct KeyedStream {
+/// SHA-256(key ‖ label ‖ counter), 32 bytes at a time. Public for the format's studies, which
+/// draw their tones the way the format on air draws its own.
+public struct KeyedStream {
     private let prefix: [UInt8]
     private var counter: UInt64 = 0
     private var buffer: [UInt8] = []
 
-    init(key: [UInt8], label: String) {
+    public init(key: [UInt8], label: String) {
         prefix = Array("hark-watermark-v1".utf8) + [0] + key + [0] + Array(label.utf8) + [0]
     }
 
-    mutating func nextUInt64() -> UInt64 {
+    public mutating func nextUInt64() -> UInt64 {
         if buffer.count < 8 {
             var c = counter
             buffer += SHA256.hash(prefix + withUnsafeBytes(of: &c) { Array($0) })
@@ -85,7 +86,7 @@ struct KeyedStream {
     }
 
     /// Uniform in 0..<n, without modulo bias.
-    mutating func next(below n: Int) -> Int {
+    public mutating func next(below n: Int) -> Int {
         precondition(n > 0)
         let bound = UInt64(n)
         let limit = UInt64.max - UInt64.max % bound
@@ -96,10 +97,10 @@ struct KeyedStream {
     }
 
     /// Uniform in [0, 1).
-    mutating func nextUnit() -> Double { Double(nextUInt64() >> 11) * 0x1.0p-53 }
+    public mutating func nextUnit() -> Double { Double(nextUInt64() >> 11) * 0x1.0p-53 }
 
     /// A uniformly random permutation of 0..<n (Fisher–Yates).
-    mutating func permutation(_ n: Int) -> [Int] {
+    public mutating func permutation(_ n: Int) -> [Int] {
         var p = Array(0..<n)
         for i in stride(from: n - 1, to: 0, by: -1) { p.swapAt(i, next(below: i + 1)) }
         return p

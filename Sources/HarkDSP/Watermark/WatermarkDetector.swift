@@ -209,7 +209,7 @@ public final class WatermarkDetector {
     public init(format: WatermarkFormat, sampleRate: Double, repeatInterval: Double = WatermarkDetector.defaultRepeatInterval,
                 catalogue: [WatermarkPayload]? = nil, capacity: Int? = nil) throws {
         guard sampleRate >= 8_000, sampleRate.isFinite else { throw WatermarkDetectorError.rateTooLow(sampleRate) }
-        guard format.version == .v1 else { throw WatermarkDetectorError.unreadableVersion(format.version.rawValue) }
+        guard format.version == WatermarkFormat.onAir else { throw WatermarkDetectorError.unreadableVersion(format.version) }
         let unique = Self.unique(catalogue ?? [])
         let capacity = max(capacity ?? 0, unique.count)
         precondition(capacity <= Self.maxPayloads, "a detector listens for at most \(Self.maxPayloads) payloads")
@@ -823,7 +823,7 @@ extension WatermarkPayload {
 /// Why a detector could not be made.
 public enum WatermarkDetectorError: Error, Equatable, CustomStringConvertible {
     case rateTooLow(Double)
-    /// A format version this detector cannot read (version 2 is a study: ``WatermarkFormat/Version``).
+    /// A format version this detector cannot read: a study's (``WatermarkFormat/init(key:profile:version:tones:)``).
     case unreadableVersion(Int)
 
     public var description: String {

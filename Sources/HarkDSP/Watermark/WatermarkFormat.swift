@@ -14,24 +14,23 @@ import Glibc
 /// - The payload (32 bits) plus a CRC-16 and a 6-bit tail is convolutionally coded (rate 1/2,
 ///   K = 7) into 108 coded bits, placed on the 6 × 18 symbol positions by a keyed permutation.
 ///
-/// ``Version/v1`` is the format on air, pinned by golden vectors. ``Version/v2`` is a study,
-/// measured and not kept: the same copy, symbols, code and placement, but 72 tones at fixed
-/// keyed frequencies sound in every symbol and a coded bit turns a tone's phase by π instead of
-/// choosing one of two frequencies, so that a room's channel at each tone is estimated from
-/// every symbol rather than a quarter of them. Its reading is quadratic in the keyed phases, and
-/// the threshold its false-detection bound needs takes the gain back (docs/watermark-research.md,
-/// "Directions at the transparent level"). No detector reads it; it stays so that the study can
-/// be rerun.
+/// Version 1 is the format on air, pinned by golden vectors. A study may lay out the tones
+/// otherwise (``init(key:profile:version:tones:)``: the lab's format version 2 is one); the
+/// copy, the symbols, the code and the placement stay, and no detector reads a study's format.
 public struct WatermarkFormat: Sendable {
-    /// How coded bits become tones.
-    public enum Version: Int, Codable, Sendable, CaseIterable {
-        /// Each pair's coded bit chooses one of two keyed frequencies; a symbol's 144 candidates
-        /// are drawn afresh for each of the six slots. The format on air.
-        case v1 = 1
-        /// 72 keyed frequencies sound in every symbol; a coded bit turns its tones' keyed phase
-        /// by π. A study: nothing detects it.
-        case v2 = 2
+    /// Tones laid out by a study: `frequency[slot][position][pair][side]` in Hz (side 1 is
+    /// played for a coded 1) and each tone's starting phase in radians, same indexing.
+    public struct Tones: Sendable {
+        public var frequency: [[[[Double]]]]
+        public var phase: [[[[Double]]]]
+        public init(frequency: [[[[Double]]]], phase: [[[[Double]]]]) {
+            self.frequency = frequency
+            self.phase = phase
+        }
     }
+
+    /// The format on air.
+    public static let onAir = 1
 
     public static let symbolDuration = 0.4
     public static let symbolsPerCopy = 6
@@ -50,13 +49,13 @@ public struct WatermarkFormat: Sendable {
     public static let rampDuration = 0.03
     static let infoBits = WatermarkPayload.bitCount + 16
     static let codedBits = 2 * (infoBits + ConvolutionalCode.memory)   // 108
-    static var pairsPerSymbol: Int { bitsPerSymbol * pairsPerBit }       // 72
+    public static var pairsPerSymbol: Int { bitsPerSymbol * pairsPerBit }       // 72
 
     public let key: WatermarkKey
     /// The band the tones use: TV audio or a stadium's PA.
     public let profile: WatermarkProfile
-    /// How coded bits become tones: ``Version/v1`` unless a study asks for another.
-    public let version: Version
+    /// ``onAir`` (1), or the number of the study that laid out the tones.
+    public let version: Int
     /// The frequencies this format's tones may take (``WatermarkProfile/grid``).
     public var grid: [Double] { profile.grid }
     /// `frequency[slot][position][pair][side]` in Hz; side 1 is played for a coded 1.
@@ -66,18 +65,9 @@ public struct WatermarkFormat: Sendable {
     /// For each coded bit, its (slot, position).
     let placement: [(slot: Int, position: Int)]
 
-    public init(key: WatermarkKey, profile: WatermarkProfile = .tv, version: Version = .v1) {
-        self.key = key
-        self.profile = profile
-        self.version = version
+    /// The format on air.
+    public init(key: WatermarkKey, profile: WatermarkProfile = .tv) {
         let grid = profile.grid
-        // Version 2's tones: one keyed set for every slot, drawn from streams of their own so
-        // that version 1's plan stays exactly as pinned.
-        var fixed: [Int] = []
-        if version == .v2 {
-            var stream = KeyedStream(key: key.bytes, label: "v2/tones")
-            fixed = Array(stream.permutation(grid.count).prefix(Self.pairsPerSymbol))
-        }
         var frequency: [[[[Double]]]] = []
         var phase: [[[[Double]]]] = []
         for slot in 0..<Self.symbolsPerCopy {
@@ -85,27 +75,16 @@ public struct WatermarkFormat: Sendable {
             // of the detector's 2.5 Hz, where a tone's leakage through the Hann window is under
             // −31 dB, and a symbol's 144 candidates need half of the 284 points (TV).
             precondition(grid.count >= 2 * Self.pairsPerSymbol, "the grid cannot hold a symbol's tones")
-            let chosen: [Int]
-            switch version {
-            case .v1:
-                var stream = KeyedStream(key: key.bytes, label: "tones/\(slot)")
-                chosen = Array(stream.permutation(grid.count).prefix(2 * Self.pairsPerSymbol))
-            case .v2:
-                chosen = fixed.flatMap { [$0, $0] }
-            }
-            var phases = KeyedStream(key: key.bytes, label: version == .v1 ? "phases/\(slot)" : "v2/phases/\(slot)")
+            var stream = KeyedStream(key: key.bytes, label: "tones/\(slot)")
+            let chosen = Array(stream.permutation(grid.count).prefix(2 * Self.pairsPerSymbol))
+            var phases = KeyedStream(key: key.bytes, label: "phases/\(slot)")
             var f: [[[Double]]] = [], p: [[[Double]]] = []
             var next = 0
             for _ in 0..<Self.bitsPerSymbol {
                 var fb: [[Double]] = [], pb: [[Double]] = []
                 for _ in 0..<Self.pairsPerBit {
                     fb.append([grid[chosen[next]], grid[chosen[next + 1]]])
-                    switch version {
-                    case .v1: pb.append([2 * Double.pi * phases.nextUnit(), 2 * Double.pi * phases.nextUnit()])
-                    case .v2:
-                        let phase = 2 * Double.pi * phases.nextUnit()
-                        pb.append([phase, phase + Double.pi])
-                    }
+                    pb.append([2 * Double.pi * phases.nextUnit(), 2 * Double.pi * phases.nextUnit()])
                     next += 2
                 }
                 f.append(fb)
@@ -114,6 +93,27 @@ public struct WatermarkFormat: Sendable {
             frequency.append(f)
             phase.append(p)
         }
+        self.init(key: key, profile: profile, version: Self.onAir, frequency: frequency, phase: phase)
+    }
+
+    /// A study's format: the copy, symbols, code and placement of the format on air, with the
+    /// tones `tones` lays out (6 slots × 18 positions × 4 pairs × 2 sides). Embedders play it;
+    /// detectors refuse it by its `version`, which must not be ``onAir``.
+    public init(key: WatermarkKey, profile: WatermarkProfile, version: Int, tones: Tones) {
+        precondition(version != Self.onAir, "a study's format needs a version of its own")
+        let shaped = { (t: [[[[Double]]]]) in
+            t.count == Self.symbolsPerCopy && t.allSatisfy { s in
+                s.count == Self.bitsPerSymbol && s.allSatisfy { b in b.count == Self.pairsPerBit && b.allSatisfy { $0.count == 2 } }
+            }
+        }
+        precondition(shaped(tones.frequency) && shaped(tones.phase), "a study's tones are laid out slot, position, pair, side")
+        self.init(key: key, profile: profile, version: version, frequency: tones.frequency, phase: tones.phase)
+    }
+
+    private init(key: WatermarkKey, profile: WatermarkProfile, version: Int, frequency: [[[[Double]]]], phase: [[[[Double]]]]) {
+        self.key = key
+        self.profile = profile
+        self.version = version
         self.frequency = frequency
         self.phase = phase
         var interleave = KeyedStream(key: key.bytes, label: "placement")

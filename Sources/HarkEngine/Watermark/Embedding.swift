@@ -13,8 +13,9 @@ public struct EmbedOptions: Sendable {
     public var strength: Double?
     /// The band the tones use; the detector must be given the same.
     public var profile: WatermarkProfile
-    /// The format on air unless a study asks for another (``WatermarkFormat/Version``).
-    public var version: WatermarkFormat.Version
+    /// A study's format (the lab's); nil, as `hark` always leaves it: the format on air for
+    /// ``key`` and ``profile``.
+    public var study: WatermarkFormat?
     /// Airing codes instead of ``payload``: each copy carries the code of its channel and the
     /// UTC minute it airs in (``AiringCode``).
     public var airing: AiringCoding?
@@ -50,16 +51,19 @@ public struct EmbedOptions: Sendable {
     }
 
     public init(payload: WatermarkPayload, key: WatermarkKey, strength: Double? = nil, profile: WatermarkProfile = .tv,
-                version: WatermarkFormat.Version = .v1, airing: AiringCoding? = nil, ambient: Ambient? = nil) {
+                study: WatermarkFormat? = nil, airing: AiringCoding? = nil, ambient: Ambient? = nil) {
         self.ambient = ambient
         hearsAmbient = ambient != nil
         self.payload = payload
         self.key = key
         self.strength = strength
         self.profile = profile
-        self.version = version
+        self.study = study
         self.airing = airing
     }
+
+    /// The format these options mark with.
+    public var format: WatermarkFormat { study ?? WatermarkFormat(key: key, profile: profile) }
 
     /// The embedder these options ask for.
     public func embedder(format: WatermarkFormat, sampleRate: Double) throws -> WatermarkEmbedder {
@@ -126,7 +130,7 @@ public enum Embedding {
 
     public static func embed(input: String, output: String, options: EmbedOptions) throws -> EmbedResult {
         if let s = options.strength, !strengthRange.contains(s) { throw EmbedError.strengthOutOfRange(s) }
-        let format = WatermarkFormat(key: options.key, profile: options.profile, version: options.version)
+        let format = options.format
         let reader = try SoundFileReader(path: input)
         let outFormat = try reader.outputFormat.flatMap { f -> OutputFormat? in
             try OutputFormat.forPath(output, encoding: f.encoding == .vorbis ? nil : f.encoding)

@@ -32,7 +32,7 @@ public final class LiveEmbedding {
     public init(options: EmbedOptions, sampleRate: Double, channels: Int) throws {
         if let s = options.strength, !Embedding.strengthRange.contains(s) { throw EmbedError.strengthOutOfRange(s) }
         precondition(channels >= 1)
-        let format = WatermarkFormat(key: options.key, profile: options.profile, version: options.version)
+        let format = options.format
         embedder = try options.embedder(format: format, sampleRate: sampleRate)
         self.sampleRate = sampleRate
         self.channels = channels

@@ -2,6 +2,7 @@ import FoundationEssentials
 import Glibc
 import HarkEngine
 import HarkSystem
+import HarkSimulation
 
 /// dpwe/audfprint, the landmark fingerprinter the sound reading is measured against, run
 /// unmodified on the bench's own windows and creatives: its rows sit beside the sound's in the

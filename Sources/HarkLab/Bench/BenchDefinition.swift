@@ -2,6 +2,7 @@ import FoundationEssentials
 import Glibc
 import HarkDSP
 import HarkEngine
+import HarkSimulation
 
 /// The watermark robustness bench, as defined in `signals/watermark-bench.json`.
 public struct BenchDefinition: Codable, Sendable {

@@ -4,6 +4,7 @@ import HarkDSP
 import HarkEngine
 import HarkSoundFile
 import HarkSynthesis
+import HarkSimulation
 
 /// Host and noise recordings for the benches, generated once into a work folder: speech from
 /// espeak-ng (several voices, speeds and texts, with pauses of digital silence), a music-like

@@ -3,6 +3,7 @@ import Glibc
 import HarkDSP
 import HarkEngine
 import HarkSoundFile
+import HarkSimulation
 
 /// Recorded music that Debian packages ship, as `signals/real-audio-tracks.tsv` lists it
 /// (tools/learned/tracks.py): each track with the one use it may serve. The benches cut their

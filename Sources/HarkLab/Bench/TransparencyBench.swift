@@ -4,6 +4,7 @@ import HarkDSP
 import HarkEngine
 import HarkSoundFile
 import HarkSystem
+import HarkSimulation
 
 /// The transparency bench, as defined in `signals/transparency-bench.json`: which hosts, which
 /// profiles and strengths to grade.
@@ -28,9 +29,15 @@ public struct TransparencyDefinition: Codable, Sendable {
     /// Strengths to grade (dB re the masking threshold); each profile's default when absent.
     public var strengths: [Double]?
     public var targets: [String: Target]?
-    /// The format to mark with: the one on air unless a study asks for another
-    /// (``WatermarkFormat/Version``).
-    public var formatVersion: WatermarkFormat.Version?
+    /// The format to mark with: the one on air (1) unless a study asks for another
+    /// (``FormatVersionTwo``).
+    public var formatVersion: Int?
+
+    /// The study's format for a mark, nil for the format on air.
+    func study(key: WatermarkKey, profile: WatermarkProfile) -> WatermarkFormat? {
+        guard let v = formatVersion, v != WatermarkFormat.onAir else { return nil }
+        return FormatVersionTwo.format(version: v, key: key, profile: profile)
+    }
     /// How many payload-and-key draws mark each host (1 when absent). A mark's audibility on a
     /// host depends on which tones its payload and key sound, so a default is transparent only
     /// if every campaign's mark is: each host is graded by its median and its worst draw.
@@ -233,7 +240,7 @@ public enum TransparencyBench {
                         let marked = workDirectory + "/marked.wav", delivered = workDirectory + "/marked-16.wav"
                         let e = try Embedding.embed(input: path, output: marked,
                                                     options: EmbedOptions(payload: mark.payload, key: mark.key, strength: strength,
-                                                                          profile: profile, version: d.formatVersion ?? .v1,
+                                                                          profile: profile, study: d.study(key: mark.key, profile: profile),
                                                                           ambient: crowd.map { EmbedOptions.Ambient(path: $0.file, gain: 0) }))
                         if heard, let crowd {
                             let (m, rate) = try WatermarkBench.readMono(marked)

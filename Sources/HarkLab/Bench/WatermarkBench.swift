@@ -4,6 +4,7 @@ import HarkDSP
 import HarkEngine
 import HarkSoundFile
 import HarkSystem
+import HarkSimulation
 
 /// One line of the bench table: a condition at one window length.
 public struct BenchRow: Sendable {

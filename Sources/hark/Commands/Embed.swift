@@ -74,8 +74,6 @@ struct Embed: ParsableCommand {
                 """, valueName: "dB"))
     var strength: Double?
 
-    @OptionGroup var format: FormatVersionOption
-
     @Option(help: ArgumentHelp("Add the marked output to this campaign catalogue (hark catalogue add).", valueName: "path"), completion: .file())
     var catalogue: String?
 
@@ -128,7 +126,7 @@ struct Embed: ParsableCommand {
 
     private func embedOptions(key: WatermarkKey) throws -> EmbedOptions {
         var options = EmbedOptions(payload: try WatermarkPayload(hex: payload), key: key, strength: strength,
-                                   profile: keys.watermarkProfile, version: format.version ?? .v1, airing: airing)
+                                   profile: keys.watermarkProfile, airing: airing)
         if !live.live, let ambient { options.ambient = EmbedOptions.Ambient(path: ambient, gain: ambientGain) }
         // Live, the venue's microphone joins the programme in LiveMarking.
         options.hearsAmbient = ambient != nil

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HarkEngine
+import HarkSimulation
 import HarkSoundFile
 
 struct Simulate: ParsableCommand {

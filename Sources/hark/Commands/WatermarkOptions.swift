@@ -50,20 +50,6 @@ struct KeyOptions: ParsableArguments {
     }
 }
 
-/// `--format-version`, for a study's format (tools/watermark-format-study). No detector reads
-/// version 2, so the option stays out of the help.
-struct FormatVersionOption: ParsableArguments {
-    @Option(help: ArgumentHelp(visibility: .private))
-    var formatVersion: Int?
-
-    /// The version asked for; nil when none was.
-    var version: WatermarkFormat.Version? { formatVersion.flatMap(WatermarkFormat.Version.init(rawValue:)) }
-
-    func validate() throws {
-        if let v = formatVersion, WatermarkFormat.Version(rawValue: v) == nil { throw ValidationError("--format-version must be 1 or 2") }
-    }
-}
-
 /// `--catalogue` / `--catalogue-file`: the campaigns known to be on air, for the detecting commands.
 struct CatalogueOptions: ParsableArguments {
     @Option(help: ArgumentHelp("""

@@ -4,6 +4,7 @@ import HarkSystem
 import HarkDSP
 import HarkSoundFile
 import HarkSynthesis
+import HarkEngine
 
 /// The acoustic path from a broadcast to a microphone, for test benches (`hark simulate`).
 /// Stages run in this order; each is off unless set.

@@ -2,14 +2,15 @@ import Foundation
 import Testing
 @testable import HarkDSP
 import HarkFFT
+import HarkLab
 import HarkSynthesis
 
-/// Format version 2, the study beside the format on air (measured, not kept): one keyed set of 72 tones in every
+/// Format version 2, the lab's study beside the format on air (measured, not kept): one keyed set of 72 tones in every
 /// symbol, each coded bit a turn of π in its tones' phase. Version 1 stays pinned
 /// (`WatermarkGoldenTests`); these check that version 2 is what it says.
-@Suite struct WatermarkFormatVersionTests {
+@Suite struct FormatVersionTwoTests {
     static let rate = 48_000.0
-    let v2 = WatermarkFormat(key: .demo, version: .v2)
+    let v2 = FormatVersionTwo.format(key: .demo)
 
     @Test func everySlotSoundsTheSameSeventyTwoTones() {
         let perSlot = (0..<WatermarkFormat.symbolsPerCopy).map { slot in
@@ -32,7 +33,7 @@ import HarkSynthesis
         #expect(v2.placement.map { [$0.slot, $0.position] } == v1.placement.map { [$0.slot, $0.position] })
         #expect(Set(v1.frequency[0].flatMap { $0.flatMap { $0 } }) != perSlot[0])
         // Another key draws another set.
-        let other = WatermarkFormat(key: WatermarkKey(text: "station A"), version: .v2)
+        let other = FormatVersionTwo.format(key: WatermarkKey(text: "station A"))
         #expect(Set(other.frequency[0].flatMap { $0.flatMap { $0 } }) != perSlot[0])
     }
 
