@@ -4,13 +4,12 @@ import HarkDSP
 import HarkSoundFile
 
 /// Measures one recording: source → frames → the ``AnalysisPipeline`` (meter, band analyser
-/// and, when asked, the watermark search) → events.
+/// and, when asked, the watermark search) → events, through the pipeline's one file loop
+/// (``AnalysisPipeline/drive(_:emit:progress:)``).
 ///
 /// Reads the source in blocks (memory does not grow with its length), and ends with one
 /// `report` event. Events go to a closure as they happen; nothing is buffered.
 public final class LevelAnalysis {
-    /// Frames read per block.
-    public static let blockFrames = 4096
     /// Recordings longer than this get a measured FFT plan (0.4 s to make, 1.9× faster to run).
     static let measuredPlanThreshold: Double = 1800
 
@@ -18,7 +17,7 @@ public final class LevelAnalysis {
     public let options: AnalysisOptions
 
     private let pipeline: AnalysisPipeline
-    private var mixer: ChannelMixer
+    private var blocks: MonoBlockReader
 
     /// Prepares to analyse `source`.
     /// - Throws: ``SoundFileError/channelOutOfRange(path:channel:channels:)`` for a channel the
@@ -36,7 +35,7 @@ public final class LevelAnalysis {
         } else {
             selection = .average
         }
-        mixer = ChannelMixer(channels: source.channels, selection: selection)
+        blocks = MonoBlockReader(source, selection: selection)
         var settings = AnalysisPipeline.Settings(sampleRate: rate)
         settings.calibration = options.calibration
         settings.bands = options.bands
@@ -57,10 +56,6 @@ public final class LevelAnalysis {
     /// - Returns: the final report (also emitted).
     @discardableResult
     public func run(emit: (AnalysisEvent) throws -> Void, progress: ((Int64) -> Void)? = nil) throws -> ReportEvent {
-        let channels = source.channels
-        var interleaved = [Float](repeating: 0, count: Self.blockFrames * channels)
-        var mono = [Float](repeating: 0, count: Self.blockFrames)
-        var framesRead: Int64 = 0
         var last: AnalysisPipeline.Measurement?
         let name = source.name
         func forward(_ output: AnalysisPipeline.Output) throws {
@@ -70,35 +65,22 @@ public final class LevelAnalysis {
             case .report(let m): last = m
             }
         }
-        while true {
-            let frames = try interleaved.withUnsafeMutableBufferPointer { try source.read(into: $0) }
-            if frames == 0 { break }
-            framesRead += Int64(frames)
-            interleaved.withUnsafeBufferPointer { input in
-                mono.withUnsafeMutableBufferPointer { mixer.mix(input, frames: frames, into: $0) }
-            }
-            try mono.withUnsafeBufferPointer { all in
-                try pipeline.process(UnsafeBufferPointer(rebasing: all[0..<frames]), emit: forward)
-            }
-            progress?(framesRead)
-        }
         // A report of no audio would read as a measurement ("LAeq –, over 0.0 s").
-        guard framesRead > 0 else { throw LevelAnalysisError.noAudio(source.warnings) }
-        try pipeline.finish(emit: forward)
+        guard try pipeline.drive(&blocks, emit: forward, progress: progress) > 0 else { throw LevelAnalysisError.noAudio(source.warnings) }
         var warnings = source.warnings
-        if mixer.replacedSamples > 0 {
-            warnings.append("\(source.name): \(mixer.replacedSamples) samples were not finite numbers (NaN or infinity) and were measured as silence")
+        if blocks.replacedSamples > 0 {
+            warnings.append("\(source.name): \(blocks.replacedSamples) samples were not finite numbers (NaN or infinity) and were measured as silence")
         }
-        if mixer.clampedSamples > 0 {
-            warnings.append("\(source.name): \(mixer.clampedSamples) samples lay beyond ±\(Int(ChannelMixer.sampleLimit)) × full scale (+80 dB) and were measured at that limit: the file's levels are not to be trusted")
+        if blocks.clampedSamples > 0 {
+            warnings.append("\(source.name): \(blocks.clampedSamples) samples lay beyond ±\(Int(ChannelMixer.sampleLimit)) × full scale (+80 dB) and were measured at that limit: the file's levels are not to be trusted")
         }
         let report = ReportEvent(
             source: source.name,
             measurement: last!,
             calibration: options.calibration,
             sampleRate: source.sampleRate,
-            channels: channels,
-            channelUse: options.channel.map { "channel \($0)" } ?? (channels == 1 ? "mono" : "average"),
+            channels: source.channels,
+            channelUse: options.channel.map { "channel \($0)" } ?? (source.channels == 1 ? "mono" : "average"),
             format: source.formatDescription,
             warnings: warnings)
         try emit(.report(report))

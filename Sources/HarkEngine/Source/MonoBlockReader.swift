@@ -32,6 +32,10 @@ public struct MonoBlockReader {
     /// Samples that were not finite (read as 0) or beyond ±``ChannelMixer/sampleLimit``
     /// (clamped to it) so far.
     public var unusableSamples: Int { mixer.replacedSamples + mixer.clampedSamples }
+    /// Samples that were not finite (NaN or infinity), read as 0, so far.
+    public var replacedSamples: Int { mixer.replacedSamples }
+    /// Samples beyond ±``ChannelMixer/sampleLimit``, clamped to it, so far.
+    public var clampedSamples: Int { mixer.clampedSamples }
 
     /// The next block in mono, empty at the end of the input. Use it before the next call.
     public mutating func next() throws -> ArraySlice<Float> {

@@ -21,12 +21,7 @@ public enum WatermarkScan {
         settings.sound = sound
         let pipeline = try AnalysisPipeline(settings)
         var blocks = MonoBlockReader(source)
-        while case let mono = try blocks.next(), !mono.isEmpty {
-            try mono.withUnsafeBufferPointer { block in
-                try pipeline.process(block) { if case .detection(let d) = $0 { try emit(d) } }
-            }
-        }
-        try pipeline.finish { if case .detection(let d) = $0 { try emit(d) } }
+        try pipeline.drive(&blocks) { if case .detection(let d) = $0 { try emit(d) } }
         // The mix-down replaces them before the detector sees them; either may have.
         return max(blocks.unusableSamples, pipeline.unusableSamples)
     }
