@@ -91,7 +91,7 @@ struct TransparencyBenchCommand: ParsableCommand {
                                valueName: "n"))
     var draws: Int?
 
-    /// A study's format (tools/watermark-format-study); no detector reads version 2.
+    /// A study's format (tools/studies/watermark-format-study); no detector reads version 2.
     @Option(help: ArgumentHelp(visibility: .private))
     var formatVersion: Int?
 

@@ -5,7 +5,7 @@ import HarkEngine
 import HarkLab
 import HarkSoundFile
 
-/// `hark-lab embed`: a host marked in a format a study names (tools/watermark-format-study).
+/// `hark-lab embed`: a host marked in a format a study names (tools/studies/watermark-format-study).
 /// `hark embed` marks in the format on air only; no detector reads a study's format.
 struct LabEmbed: ParsableCommand {
     static let configuration = CommandConfiguration(

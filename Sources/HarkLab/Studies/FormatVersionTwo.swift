@@ -7,7 +7,7 @@ import HarkDSP
 /// estimated from every symbol rather than a quarter of them. Its reading is quadratic in the
 /// keyed phases, and the threshold its false-detection bound needs takes the gain back. No
 /// detector reads it; it stays in the lab so that the study can be rerun
-/// (tools/watermark-format-study, `hark-lab bench transparency --format-version 2`).
+/// (tools/studies/watermark-format-study, `hark-lab bench transparency --format-version 2`).
 public enum FormatVersionTwo {
     public static let version = 2
 

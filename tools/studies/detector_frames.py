@@ -1,5 +1,5 @@
-"""What the watermark studies share (tools/watermark-ceiling, tools/watermark-format-study,
-tools/watermark-tone-to-floor, tools/watermark-host-discount):
+"""What the watermark studies share (tools/studies/watermark-ceiling, tools/studies/watermark-format-study,
+tools/studies/watermark-tone-to-floor, tools/studies/watermark-host-discount):
 32-bit float WAV files, and the detector's own frames and floor, so that they read the audio
 as WatermarkDetector does (docs/watermark.md, Detection, step 1)."""
 import struct
