@@ -97,7 +97,7 @@ struct TransparencyBenchCommand: ParsableCommand {
 
     func validate() throws {
         if let draws, draws < 1 { throw ValidationError("--draws must be at least 1") }
-        if let formatVersion, FormatVersionTwo.format(version: formatVersion, key: .demo, profile: .tv) == nil {
+        if let formatVersion, !FormatVersionTwo.versions.contains(formatVersion) {
             throw ValidationError("--format-version must be 1 or 2")
         }
         if let strengths, Self.parse(strengths: strengths) == nil {

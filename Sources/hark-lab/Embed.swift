@@ -24,7 +24,7 @@ struct LabEmbed: ParsableCommand {
 
     func validate() throws {
         guard WatermarkProfile(rawValue: profile) != nil else { throw ValidationError("--profile must be tv or stadium") }
-        if FormatVersionTwo.format(version: formatVersion, key: .demo, profile: .tv) == nil {
+        if !FormatVersionTwo.versions.contains(formatVersion) {
             throw ValidationError("--format-version must be 1 or 2")
         }
         do { _ = try WatermarkPayload(hex: payload) } catch { throw ValidationError("--payload: \(error)") }
@@ -36,8 +36,8 @@ struct LabEmbed: ParsableCommand {
     func run() throws {
         let key = key.map(WatermarkKey.init(text:)) ?? .demo
         let profile = WatermarkProfile(rawValue: profile) ?? .tv
-        let study = formatVersion == WatermarkFormat.onAir ? nil : FormatVersionTwo.format(key: key, profile: profile)
-        let options = EmbedOptions(payload: try WatermarkPayload(hex: payload), key: key, strength: strength, profile: profile, study: study)
+        let options = EmbedOptions(payload: try WatermarkPayload(hex: payload), key: key, strength: strength, profile: profile,
+                                   study: FormatVersionTwo.study(version: formatVersion, key: key, profile: profile))
         do {
             let result = try Embedding.embed(input: input, output: output, options: options)
             Lab.progress(String(format: "wrote %@ in format version %d: %.2f s, watermark %.1f dB re host", output, formatVersion,

@@ -74,7 +74,7 @@ public struct KeyedStream {
         prefix = Array("hark-watermark-v1".utf8) + [0] + key + [0] + Array(label.utf8) + [0]
     }
 
-    public mutating func nextUInt64() -> UInt64 {
+    mutating func nextUInt64() -> UInt64 {
         if buffer.count < 8 {
             var c = counter
             buffer += SHA256.hash(prefix + withUnsafeBytes(of: &c) { Array($0) })
@@ -86,7 +86,7 @@ public struct KeyedStream {
     }
 
     /// Uniform in 0..<n, without modulo bias.
-    public mutating func next(below n: Int) -> Int {
+    mutating func next(below n: Int) -> Int {
         precondition(n > 0)
         let bound = UInt64(n)
         let limit = UInt64.max - UInt64.max % bound

@@ -823,7 +823,7 @@ extension WatermarkPayload {
 /// Why a detector could not be made.
 public enum WatermarkDetectorError: Error, Equatable, CustomStringConvertible {
     case rateTooLow(Double)
-    /// A format version this detector cannot read: a study's (``WatermarkFormat/init(key:profile:version:tones:)``).
+    /// A format version this detector cannot read: a study's (``WatermarkFormat/init(key:profile:version:tone:)``).
     case unreadableVersion(Int)
 
     public var description: String {

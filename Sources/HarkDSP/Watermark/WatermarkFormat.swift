@@ -15,20 +15,9 @@ import Glibc
 ///   K = 7) into 108 coded bits, placed on the 6 × 18 symbol positions by a keyed permutation.
 ///
 /// Version 1 is the format on air, pinned by golden vectors. A study may lay out the tones
-/// otherwise (``init(key:profile:version:tones:)``: the lab's format version 2 is one); the
+/// otherwise (``init(key:profile:version:tone:)``: the lab's format version 2 is one); the
 /// copy, the symbols, the code and the placement stay, and no detector reads a study's format.
 public struct WatermarkFormat: Sendable {
-    /// Tones laid out by a study: `frequency[slot][position][pair][side]` in Hz (side 1 is
-    /// played for a coded 1) and each tone's starting phase in radians, same indexing.
-    public struct Tones: Sendable {
-        public var frequency: [[[[Double]]]]
-        public var phase: [[[[Double]]]]
-        public init(frequency: [[[[Double]]]], phase: [[[[Double]]]]) {
-            self.frequency = frequency
-            self.phase = phase
-        }
-    }
-
     /// The format on air.
     public static let onAir = 1
 
@@ -68,24 +57,47 @@ public struct WatermarkFormat: Sendable {
     /// The format on air.
     public init(key: WatermarkKey, profile: WatermarkProfile = .tv) {
         let grid = profile.grid
-        var frequency: [[[[Double]]]] = []
-        var phase: [[[[Double]]]] = []
+        // A symbol's candidates are distinct grid points, neighbours allowed: 10 Hz is 4 bins
+        // of the detector's 2.5 Hz, where a tone's leakage through the Hann window is under
+        // −31 dB, and a symbol's 144 candidates need half of the 284 points (TV).
+        precondition(grid.count >= 2 * Self.pairsPerSymbol, "the grid cannot hold a symbol's tones")
+        // Each slot draws its 144 candidates and their phases from streams of its own, pair by
+        // pair in the order the layout asks for them.
+        var chosen: [Int] = [], phases: KeyedStream?, drawn = -1, next = 0
+        self.init(key: key, profile: profile, layoutVersion: Self.onAir) { slot, _, _ in
+            if slot != drawn {
+                var stream = KeyedStream(key: key.bytes, label: "tones/\(slot)")
+                chosen = Array(stream.permutation(grid.count).prefix(2 * Self.pairsPerSymbol))
+                phases = KeyedStream(key: key.bytes, label: "phases/\(slot)")
+                (drawn, next) = (slot, 0)
+            }
+            defer { next += 2 }
+            return ([grid[chosen[next]], grid[chosen[next + 1]]], [2 * Double.pi * phases!.nextUnit(), 2 * Double.pi * phases!.nextUnit()])
+        }
+    }
+
+    /// A format whose tones `tone` lays out: for each slot, position and pair (called in that
+    /// order, slot by slot), the two sides' frequencies in Hz and starting phases in radians,
+    /// side 0 first. The copy, symbols, code and placement are the format on air's. A study
+    /// gives a `version` of its own: embedders play it, detectors refuse it by that number.
+    public init(key: WatermarkKey, profile: WatermarkProfile, version: Int,
+                tone: (_ slot: Int, _ position: Int, _ pair: Int) -> (frequency: [Double], phase: [Double])) {
+        precondition(version != Self.onAir, "a study's format needs a version of its own")
+        self.init(key: key, profile: profile, layoutVersion: version, tone: tone)
+    }
+
+    private init(key: WatermarkKey, profile: WatermarkProfile, layoutVersion version: Int,
+                 tone: (_ slot: Int, _ position: Int, _ pair: Int) -> (frequency: [Double], phase: [Double])) {
+        var frequency: [[[[Double]]]] = [], phase: [[[[Double]]]] = []
         for slot in 0..<Self.symbolsPerCopy {
-            // A symbol's candidates are distinct grid points, neighbours allowed: 10 Hz is 4 bins
-            // of the detector's 2.5 Hz, where a tone's leakage through the Hann window is under
-            // −31 dB, and a symbol's 144 candidates need half of the 284 points (TV).
-            precondition(grid.count >= 2 * Self.pairsPerSymbol, "the grid cannot hold a symbol's tones")
-            var stream = KeyedStream(key: key.bytes, label: "tones/\(slot)")
-            let chosen = Array(stream.permutation(grid.count).prefix(2 * Self.pairsPerSymbol))
-            var phases = KeyedStream(key: key.bytes, label: "phases/\(slot)")
             var f: [[[Double]]] = [], p: [[[Double]]] = []
-            var next = 0
-            for _ in 0..<Self.bitsPerSymbol {
+            for position in 0..<Self.bitsPerSymbol {
                 var fb: [[Double]] = [], pb: [[Double]] = []
-                for _ in 0..<Self.pairsPerBit {
-                    fb.append([grid[chosen[next]], grid[chosen[next + 1]]])
-                    pb.append([2 * Double.pi * phases.nextUnit(), 2 * Double.pi * phases.nextUnit()])
-                    next += 2
+                for pair in 0..<Self.pairsPerBit {
+                    let t = tone(slot, position, pair)
+                    precondition(t.frequency.count == 2 && t.phase.count == 2, "a pair has two sides")
+                    fb.append(t.frequency)
+                    pb.append(t.phase)
                 }
                 f.append(fb)
                 p.append(pb)
@@ -93,24 +105,6 @@ public struct WatermarkFormat: Sendable {
             frequency.append(f)
             phase.append(p)
         }
-        self.init(key: key, profile: profile, version: Self.onAir, frequency: frequency, phase: phase)
-    }
-
-    /// A study's format: the copy, symbols, code and placement of the format on air, with the
-    /// tones `tones` lays out (6 slots × 18 positions × 4 pairs × 2 sides). Embedders play it;
-    /// detectors refuse it by its `version`, which must not be ``onAir``.
-    public init(key: WatermarkKey, profile: WatermarkProfile, version: Int, tones: Tones) {
-        precondition(version != Self.onAir, "a study's format needs a version of its own")
-        let shaped = { (t: [[[[Double]]]]) in
-            t.count == Self.symbolsPerCopy && t.allSatisfy { s in
-                s.count == Self.bitsPerSymbol && s.allSatisfy { b in b.count == Self.pairsPerBit && b.allSatisfy { $0.count == 2 } }
-            }
-        }
-        precondition(shaped(tones.frequency) && shaped(tones.phase), "a study's tones are laid out slot, position, pair, side")
-        self.init(key: key, profile: profile, version: version, frequency: tones.frequency, phase: tones.phase)
-    }
-
-    private init(key: WatermarkKey, profile: WatermarkProfile, version: Int, frequency: [[[[Double]]]], phase: [[[[Double]]]]) {
         self.key = key
         self.profile = profile
         self.version = version

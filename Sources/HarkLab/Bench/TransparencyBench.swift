@@ -35,8 +35,7 @@ public struct TransparencyDefinition: Codable, Sendable {
 
     /// The study's format for a mark, nil for the format on air.
     func study(key: WatermarkKey, profile: WatermarkProfile) -> WatermarkFormat? {
-        guard let v = formatVersion, v != WatermarkFormat.onAir else { return nil }
-        return FormatVersionTwo.format(version: v, key: key, profile: profile)
+        formatVersion.flatMap { FormatVersionTwo.study(version: $0, key: key, profile: profile) }
     }
     /// How many payload-and-key draws mark each host (1 when absent). A mark's audibility on a
     /// host depends on which tones its payload and key sound, so a default is transparent only
@@ -56,9 +55,11 @@ public struct TransparencyDefinition: Codable, Sendable {
     /// A definitions file that decodes but cannot be run.
     public enum Invalid: Error, CustomStringConvertible {
         case draws(Int)
+        case formatVersion(Int)
         public var description: String {
             switch self {
             case .draws(let n): return "draws must be at least 1, not \(n)"
+            case .formatVersion(let v): return "formatVersion must be 1 or 2, not \(v)"
             }
         }
     }
@@ -66,6 +67,7 @@ public struct TransparencyDefinition: Codable, Sendable {
     public static func load(path: String) throws -> TransparencyDefinition {
         let d = try DefinitionsFile.load(TransparencyDefinition.self, path: path)
         if let n = d.draws, n < 1 { throw Invalid.draws(n) }
+        if let v = d.formatVersion, !FormatVersionTwo.versions.contains(v) { throw Invalid.formatVersion(v) }
         return d
     }
 }

@@ -11,44 +11,31 @@ import HarkDSP
 public enum FormatVersionTwo {
     public static let version = 2
 
+    /// The format versions the lab marks in: the format on air and this study.
+    public static let versions = [WatermarkFormat.onAir, version]
+
     /// Version 2's format for `key` and `profile`. Its tones are drawn from keyed streams of
     /// their own, so the format on air's plan is untouched.
     public static func format(key: WatermarkKey, profile: WatermarkProfile = .tv) -> WatermarkFormat {
         let grid = profile.grid
         precondition(grid.count >= 2 * WatermarkFormat.pairsPerSymbol, "the grid cannot hold a symbol's tones")
         var stream = KeyedStream(key: key.bytes, label: "v2/tones")
+        // The same 72 tones in every slot, in the same order; both sides play a pair's tone,
+        // side 1 half a cycle from side 0.
         let fixed = Array(stream.permutation(grid.count).prefix(WatermarkFormat.pairsPerSymbol))
-        var frequency: [[[[Double]]]] = [], phase: [[[[Double]]]] = []
-        for slot in 0..<WatermarkFormat.symbolsPerCopy {
-            var phases = KeyedStream(key: key.bytes, label: "v2/phases/\(slot)")
-            var f: [[[Double]]] = [], p: [[[Double]]] = []
-            var next = 0
-            for _ in 0..<WatermarkFormat.bitsPerSymbol {
-                var fb: [[Double]] = [], pb: [[Double]] = []
-                for _ in 0..<WatermarkFormat.pairsPerBit {
-                    // Both sides play the same tone; side 1 half a cycle from side 0.
-                    fb.append([grid[fixed[next]], grid[fixed[next]]])
-                    let start = 2 * Double.pi * phases.nextUnit()
-                    pb.append([start, start + Double.pi])
-                    next += 1
-                }
-                f.append(fb)
-                p.append(pb)
-            }
-            frequency.append(f)
-            phase.append(p)
+        var phases: KeyedStream?, drawn = -1, next = 0
+        return WatermarkFormat(key: key, profile: profile, version: version) { slot, _, _ in
+            if slot != drawn { (phases, drawn, next) = (KeyedStream(key: key.bytes, label: "v2/phases/\(slot)"), slot, 0) }
+            defer { next += 1 }
+            let start = 2 * Double.pi * phases!.nextUnit()
+            return ([grid[fixed[next]], grid[fixed[next]]], [start, start + Double.pi])
         }
-        return WatermarkFormat(key: key, profile: profile, version: version,
-                               tones: WatermarkFormat.Tones(frequency: frequency, phase: phase))
     }
 
-    /// The format a study's version number names: the format on air for 1, this study's for 2,
-    /// nil for any other.
-    public static func format(version: Int, key: WatermarkKey, profile: WatermarkProfile) -> WatermarkFormat? {
-        switch version {
-        case WatermarkFormat.onAir: return WatermarkFormat(key: key, profile: profile)
-        case Self.version: return format(key: key, profile: profile)
-        default: return nil
-        }
+    /// The study's format that `version` names for a mark, nil for the format on air, which
+    /// the embedder draws itself (``versions`` lists what may be asked).
+    public static func study(version: Int, key: WatermarkKey, profile: WatermarkProfile) -> WatermarkFormat? {
+        precondition(versions.contains(version), "format version \(version) is neither on air nor a study")
+        return version == Self.version ? format(key: key, profile: profile) : nil
     }
 }
