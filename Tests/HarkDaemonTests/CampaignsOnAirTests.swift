@@ -37,7 +37,7 @@ import HarkSynthesis
         // One index of every campaign; the one off air is set aside.
         let index = try #require(onAir.search?.index)
         #expect(index.creatives == 3 && onAir.search?.offAir == [1])
-        #expect(Daemon.analysisSettings(DaemonConfiguration(), onAir).catalogue == [WatermarkPayload(1), WatermarkPayload(3)])
+        #expect(Daemon.analysisSettings(DaemonConfiguration(), onAir).analysis.watermark?.catalogue == [WatermarkPayload(1), WatermarkPayload(3)])
         // The same day again changes nothing; the next month brings campaign 2 and ends 1,
         // with the same index.
         let same = onAir.choose(today: "2026-11-27"), next = onAir.choose(today: "2026-12-01")
@@ -51,7 +51,7 @@ import HarkSynthesis
         #expect(onAir.search == nil)
         var c = DaemonConfiguration()
         c.catalogue = [WatermarkPayload(7)]
-        #expect(Daemon.analysisSettings(c, onAir).catalogue == [WatermarkPayload(7)] && Daemon.analysisSettings(c, onAir).sound == nil)
+        #expect(Daemon.analysisSettings(c, onAir).analysis.watermark?.catalogue == [WatermarkPayload(7)] && Daemon.analysisSettings(c, onAir).analysis.sound == nil)
     }
 
     @Test func keepsWhatItHadWhenTheNewFileCannotBeTrusted() throws {

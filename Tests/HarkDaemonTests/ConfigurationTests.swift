@@ -143,7 +143,7 @@ import Testing
         #expect(c.catalogue.isEmpty)
         try c.apply(file: "catalogue = c0ffee42, 1a2b3c4d c0ffee42   # on air\n", source: "f")
         #expect(c.catalogue == [WatermarkPayload(0xC0FFEE42), WatermarkPayload(0x1A2B3C4D)])
-        #expect(Daemon.analysisSettings(c, CampaignsOnAir()).catalogue == c.catalogue)
+        #expect(Daemon.analysisSettings(c, CampaignsOnAir()).analysis.watermark?.catalogue == c.catalogue)
         let list = FileManager.default.temporaryDirectory.appendingPathComponent("hark-catalogue-\(getpid()).txt").path
         try "# this week\nda7e0001\nda7e0002\n".write(toFile: list, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: list) }

@@ -76,7 +76,13 @@ final class SessionHarness {
     func feed(_ samples: UnsafeBufferPointer<Float>, rate: Double, streamTime: Double) { run { $0.feed(samples, rate: rate) } }
     func gap(_ gap: CaptureGap, rate: Double) { turn(); table.gap(gap, rate: rate) }
     func nonFinite(_ count: Int) { turn(); table.nonFinite(count) }
-    func detection(_ d: WatermarkDetection, time: Double, start: Double) { run { $0.detection(d, time: time, start: start) } }
+    /// `d` as the pipeline would hand it over had it ended at stream second `time`, its copy
+    /// beginning at `start` (its window as long as it was).
+    func detection(_ d: WatermarkDetection, time: Double, start: Double) {
+        var placed = d
+        (placed.time, placed.start, placed.windowStart) = (time, start, time - (d.time - d.windowStart))
+        run { $0.detection(placed) }
+    }
 
     var sessionCount: Int { table.sessionCount }
     var audioNeeded: Bool { table.audioNeeded }

@@ -142,6 +142,20 @@ import HarkSynthesis
         #expect(AnalysisEvent.detection(DetectionEvent(source: "x", detection: both)).jsonLine.contains(#""evidence":"mark+sound""#))
     }
 
+    /// 5.7 s of music marked 8 dB under the aired default with `payload`, and 1.3 s of pink
+    /// noise to play before it.
+    private static func faintCreative(_ payload: WatermarkPayload, rate: Double) throws -> (lead: [Float], creative: [Float]) {
+        var host = [Float](repeating: 0, count: Int(5.7 * rate))
+        host.withUnsafeMutableBufferPointer { var g = MusicGenerator(rms: 0.1, sampleRate: rate, seed: 12); g.render(into: $0) }
+        let embedder = try WatermarkEmbedder(format: WatermarkFormat(key: .demo), payload: payload, sampleRate: rate, strength: -10)
+        var mark: [Float] = []
+        host.withUnsafeBufferPointer { embedder.process($0, into: &mark) }
+        embedder.finish(into: &mark)
+        var lead = [Float](repeating: 0, count: Int(1.3 * rate))
+        lead.withUnsafeMutableBufferPointer { var g = PinkNoiseGenerator(rms: 0.03, sampleRate: rate, seed: 3); g.render(into: $0) }
+        return (lead, zip(host, mark).map(+))
+    }
+
     @Test func aFaintMarkIsConfirmedWhereTheSoundPlacesItsCreative() throws {
         // A creative marked 8 dB under the aired default, 1.3 s into the input, in a catalogue
         // of 100 campaigns: the mark's search never reaches its threshold (7.64), the sound
@@ -149,15 +163,7 @@ import HarkSynthesis
         // campaign: `mark+sound`, `"mark":"at-sound"`. Without the sound, nothing of the mark.
         let rate = 48_000.0
         let payload = WatermarkPayload(0xC0DE0007)
-        var host = [Float](repeating: 0, count: Int(5.7 * rate))
-        host.withUnsafeMutableBufferPointer { var g = MusicGenerator(rms: 0.1, sampleRate: rate, seed: 12); g.render(into: $0) }
-        let embedder = try WatermarkEmbedder(format: WatermarkFormat(key: .demo), payload: payload, sampleRate: rate, strength: -10)
-        var mark: [Float] = []
-        host.withUnsafeBufferPointer { embedder.process($0, into: &mark) }
-        embedder.finish(into: &mark)
-        let creative = zip(host, mark).map(+)
-        var lead = [Float](repeating: 0, count: Int(1.3 * rate))
-        lead.withUnsafeMutableBufferPointer { var g = PinkNoiseGenerator(rms: 0.03, sampleRate: rate, seed: 3); g.render(into: $0) }
+        let (lead, creative) = try Self.faintCreative(payload, rate: rate)
         var decoy = [Float](repeating: 0, count: Int(6 * rate))
         decoy.withUnsafeMutableBufferPointer { var g = MusicGenerator(rms: 0.1, sampleRate: rate, seed: 8, style: .drawn(seed: 8)); g.render(into: $0) }
         let prints = try [creative, decoy].map { x in try x.withUnsafeBufferPointer { try SoundPrint.read($0, sampleRate: rate) } }
@@ -175,6 +181,41 @@ import HarkSynthesis
         #expect(abs((confirmed.sound?.offset ?? -1) - (confirmed.time - 1.3)) < 0.05, "\(confirmed)")
         let line = AnalysisEvent.detection(DetectionEvent(source: "x", detection: confirmed)).jsonLine
         #expect(line.contains(#""evidence":"mark+sound""#) && line.contains(#""mark":"at-sound""#), "\(line)")
+    }
+
+    @Test func aPipelineStartedLaterInTheStreamReportsOnTheStreamsClock() throws {
+        // harkd starts a new pipeline when the capture's format changes, at the stream time the
+        // last one reached. Every analyser is built knowing it: the mark's search, the sound's
+        // matcher, the confirmation at the sound's place, levels and reports all come out on the
+        // stream's clock, exactly what a pipeline started at 0 says, moved by the start.
+        let rate = 48_000.0
+        let payload = WatermarkPayload(0xC0DE0007)
+        let (lead, creative) = try Self.faintCreative(payload, rate: rate)
+        let print = try creative.withUnsafeBufferPointer { try SoundPrint.read($0, sampleRate: rate) }
+        let others = (1...99).map { WatermarkPayload(0xD0_0000 + UInt32($0)) }
+        var s = AnalysisPipeline.Settings(sampleRate: rate)
+        s.levelInterval = 1
+        s.reportInterval = 4
+        s.bands = false
+        s.watermark = AnalysisPipeline.WatermarkSearch(key: .demo, catalogue: others + [payload], repeatInterval: 0)
+        s.sound = AnalysisPipeline.SoundSearch(index: SoundIndex(prints: [print]), payloads: [payload], repeatInterval: 0)
+        func heard(from start: Double) throws -> [String] {
+            var settings = s
+            settings.startTime = start
+            return try run(AnalysisPipeline(settings), lead + creative, block: 4096).map { output in
+                func t(_ x: Double) -> String { String(format: "%.9f", x - start) }
+                switch output {
+                case .detection(let d):
+                    return "\(d.evidence.rawValue) \(d.mark?.confirmedAtSound == true) \(t(d.time)) \(t(d.start)) \(t(d.windowStart))"
+                case .level(_, let end): return "level \(t(end))"
+                case .report(let m): return "report \(t(m.end))"
+                }
+            }
+        }
+        let fromZero = try heard(from: 0)
+        #expect(fromZero.contains { $0.hasPrefix("mark+sound true ") }, "no confirmation at the sound's place: \(fromZero)")
+        #expect(fromZero.contains { $0.hasPrefix("sound ") } && fromZero.contains("report 7.000000000"), "\(fromZero)")
+        #expect(try heard(from: 86_400.25) == fromZero)
     }
 
     @Test func aCreativeOffAirIsNeverReportedByItsSound() throws {

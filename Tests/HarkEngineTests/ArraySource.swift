@@ -42,9 +42,11 @@ func tone(_ f: Double, level: Double, seconds: Double, rate: Int = 48_000) -> [F
     return (0..<Int(seconds * Double(rate))).map { Float(a * sin(2 * Double.pi * f * Double($0) / Double(rate))) }
 }
 
-/// Runs an analysis and collects its events.
-func events(_ source: AudioSource, _ options: AnalysisOptions = .init()) throws -> [AnalysisEvent] {
+/// Runs an analysis and collects its events: `source` measured by ``LevelAnalysis`` with its defaults but for what is given.
+func events(_ source: AudioSource, interval: Double? = 1, calibration: Double = 0, channel: Int? = nil) throws -> [AnalysisEvent] {
+    var settings = LevelAnalysis.settings(for: source)
+    (settings.levelInterval, settings.calibration) = (interval, calibration)
     var out: [AnalysisEvent] = []
-    try LevelAnalysis(source: source, options: options).run(emit: { out.append($0) })
+    try LevelAnalysis(source: source, settings: settings, channel: channel).run(emit: { out.append($0) })
     return out
 }

@@ -6,7 +6,7 @@ import Testing
 @Suite struct LevelAnalysisTests {
     @Test func oneLevelEventPerIntervalThenTheReport() throws {
         let source = ArraySource(tone(1000, level: -20, seconds: 3.5), maxBlock: 1000)
-        let out = try events(source, .init(interval: 1))
+        let out = try events(source, interval: 1)
         #expect(out.count == 5)
         let times = out.compactMap { e -> Double? in if case .level(let l) = e { return l.levels.time } else { return nil } }
         #expect(times == [1, 2, 3, 3.5])
@@ -18,12 +18,12 @@ import Testing
     }
 
     @Test func intervalsMayBeShorterThanAReadBlock() throws {
-        let out = try events(ArraySource(tone(500, level: -30, seconds: 1)), .init(interval: 0.1))
+        let out = try events(ArraySource(tone(500, level: -30, seconds: 1)), interval: 0.1)
         #expect(out.filter { if case .level = $0 { true } else { false } }.count == 10)
     }
 
     @Test func noIntervalMeansOnlyTheReport() throws {
-        let out = try events(ArraySource(tone(500, level: -30, seconds: 1)), .init(interval: nil))
+        let out = try events(ArraySource(tone(500, level: -30, seconds: 1)), interval: nil)
         #expect(out.count == 1)
     }
 
@@ -33,7 +33,7 @@ import Testing
         var stereo = [Float](repeating: 0, count: left.count * 2)
         for i in left.indices { stereo[2 * i] = left[i] }
         func laeq(_ channel: Int?) throws -> Double {
-            let out = try events(ArraySource(stereo, channels: 2), .init(interval: nil, channel: channel))
+            let out = try events(ArraySource(stereo, channels: 2), interval: nil, channel: channel)
             guard case .report(let r) = out.last else { return .nan }
             return r.meter.LAeq ?? -.infinity
         }
@@ -41,12 +41,12 @@ import Testing
         #expect(abs(try laeq(1) + 20) < 0.02)
         #expect(try laeq(2) == -.infinity)
         #expect(throws: SoundFileError.channelOutOfRange(path: "memory", channel: 3, channels: 2)) {
-            try LevelAnalysis(source: ArraySource(stereo, channels: 2), options: .init(channel: 3))
+            try LevelAnalysis(source: ArraySource(stereo, channels: 2), channel: 3)
         }
     }
 
     @Test func calibrationShiftsTheReport() throws {
-        let out = try events(ArraySource(tone(1000, level: -20, seconds: 2)), .init(interval: nil, calibration: 114))
+        let out = try events(ArraySource(tone(1000, level: -20, seconds: 2)), interval: nil, calibration: 114)
         guard case .report(let r) = out.last else { Issue.record("no report"); return }
         #expect(abs(r.meter.LAeq! - 94) < 0.02)
         #expect(r.calibration == 114)
@@ -58,7 +58,7 @@ import Testing
         var samples = tone(1000, level: -20, seconds: 2)
         samples[100] = .nan
         samples[2000] = .infinity
-        let out = try events(ArraySource(samples), .init(interval: nil))
+        let out = try events(ArraySource(samples), interval: nil)
         guard case .report(let r) = out.last else { Issue.record("no report"); return }
         #expect(r.meter.LAeq.map { abs($0 + 20) < 0.05 } == true)
         #expect(r.warnings == ["memory: 2 samples were not finite numbers (NaN or infinity) and were measured as silence"])

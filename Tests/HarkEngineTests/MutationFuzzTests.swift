@@ -68,7 +68,7 @@ import Testing
             _ = FileManager.default.createFile(atPath: path, contents: Data(mutate(seed, &rng)))
             do {
                 let source = try SoundFileSource(path: path)
-                let out = try events(source, .init(interval: 0.05))
+                let out = try events(source, interval: 0.05)
                 guard case .report(let r) = out.last else { Issue.record("no report for \(path)"); continue }
                 let m = r.meter
                 for v in [m.LAeq, m.LCeq, m.LZeq, m.LAE, m.LAFmax, m.LAFmin, m.LASmax, m.LCpeak, m.LA10, m.LA50, m.LA90]

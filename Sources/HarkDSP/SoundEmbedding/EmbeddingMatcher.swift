@@ -72,8 +72,14 @@ public final class EmbeddingMatcher {
     private var bestRows: [Int]
     private var bestEvidence: [Float]
 
-    public init(index: EmbeddingIndex, sampleRate: Double, embedder: SoundEmbedder, tuning: EmbeddingTuning = .standard) {
+    /// Stream seconds of the first sample read: what its matches' and leads' times count from
+    /// (as ``SoundMatcher/startTime``).
+    public let startTime: Double
+
+    public init(index: EmbeddingIndex, sampleRate: Double, embedder: SoundEmbedder, tuning: EmbeddingTuning = .standard,
+                startTime: Double = 0) {
         self.index = index
+        self.startTime = startTime
         self.tuning = tuning
         threshold = tuning.threshold(creatives: index.creatives)
         self.sampleRate = sampleRate
@@ -169,8 +175,8 @@ public final class EmbeddingMatcher {
         last[top] = (time, alignment)
         let offset = stream.endSeconds(of: j)
         let span = Double(steps[row] - 1) * stream.embedder.model.grid + Double(stream.embedder.model.segmentSamples) / stream.embedder.model.rate
-        return SoundMatch(reference: top, time: time, offset: offset, votes: Int(steps[row]), windowStart: max(0, time - span),
-                          score: most)
+        return SoundMatch(reference: top, time: startTime + time, offset: offset, votes: Int(steps[row]),
+                          windowStart: startTime + max(0, time - span), score: most)
     }
 
     /// The creatives with the most evidence now (``EmbeddingTuning/leadThreshold`` or more),
@@ -187,7 +193,7 @@ public final class EmbeddingMatcher {
                 let j = bestRows[c] - index.first[c]
                 // The room's step `now` read the creative's step j: their starts are j steps apart.
                 let start = Double((now - j) * model.gridSamples) / model.rate
-                return SoundLead(reference: c, creativeStart: start, votes: Int(steps[bestRows[c]]))
+                return SoundLead(reference: c, creativeStart: startTime + start, votes: Int(steps[bestRows[c]]))
             }
     }
 }

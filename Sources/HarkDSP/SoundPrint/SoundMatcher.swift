@@ -6,14 +6,15 @@ import Glibc
 public struct SoundMatch: Sendable, Equatable {
     /// Index of the creative in the matcher's references.
     public var reference: Int
-    /// Seconds of input after which the match was confirmed.
+    /// Stream seconds (the matcher's ``SoundMatcher/startTime`` plus its input) after which
+    /// the match was confirmed.
     public var time: Double
     /// Where the creative was, in its own seconds, at ``time``; nil while another place in it
     /// fits the audio nearly as well (``LandmarkTuning/alignmentRatio``).
     public var offset: Double?
     /// Landmarks of the input that fell on this creative at one alignment within the window.
     public var votes: Int
-    /// Seconds of input where the window that was read begins.
+    /// Stream seconds where the window that was read begins.
     public var windowStart: Double
     /// The learned reading's evidence at the alignment (``EmbeddingMatcher``); nil for landmarks.
     public var score: Double? = nil
@@ -23,7 +24,7 @@ public struct SoundMatch: Sendable, Equatable {
 public struct SoundLead: Sendable, Equatable {
     /// Index of the creative in the matcher's references.
     public var reference: Int
-    /// Seconds of input at which the creative's first frame would have played, by its best
+    /// Stream seconds at which the creative's first frame would have played, by its best
     /// alignment (it may lie before the input began).
     public var creativeStart: Double
     /// Votes at that alignment, shared entries' included.
@@ -68,9 +69,14 @@ public final class SoundMatcher {
     private var envelopeRows = EnvelopeRows()
     private var last: [Int: Double] = [:]
     private var touched: [Int64] = []
+    /// Stream seconds of the first sample read: what its matches' times count from, so that a
+    /// matcher started part-way through a stream (after a gap, or taking over from one that read
+    /// for ``longestRun``) reports on the stream's clock.
+    public let startTime: Double
 
-    public init(index: SoundIndex, sampleRate: Double, tuning: LandmarkTuning = .standard) throws {
+    public init(index: SoundIndex, sampleRate: Double, tuning: LandmarkTuning = .standard, startTime: Double = 0) throws {
         reader = try SoundPrintReader(sampleRate: sampleRate)
+        self.startTime = startTime
         self.sampleRate = sampleRate
         self.index = index
         self.tuning = tuning
@@ -203,7 +209,7 @@ public final class SoundMatcher {
         return best.filter { $0.value.votes >= tuning.candidateVotes && Double($0.value.votes) >= tuning.alignmentRatio * Double($0.value.runnerUp) }
             .sorted { ($0.value.votes, $1.key) > ($1.value.votes, $0.key) }
             .prefix(limit)
-            .map { SoundLead(reference: $0.key, creativeStart: Double($0.value.alignment) * reader.frameSeconds, votes: $0.value.votes) }
+            .map { SoundLead(reference: $0.key, creativeStart: startTime + Double($0.value.alignment) * reader.frameSeconds, votes: $0.value.votes) }
     }
 
     /// Each creative's best score within the window now (for studies of the margin).
@@ -499,8 +505,8 @@ public final class SoundMatcher {
             if let p = previous, now - p < tuning.repeatInterval, now - tuning.window < p { continue }
             let frameNow = now / frameSeconds
             let clear = Double(b.votes) >= tuning.alignmentRatio * Double(b.runnerUp)
-            matches.append(SoundMatch(reference: r, time: now, offset: clear ? (frameNow - Double(b.alignment)) * frameSeconds : nil,
-                                      votes: b.votes, windowStart: max(0, now - tuning.window)))
+            matches.append(SoundMatch(reference: r, time: startTime + now, offset: clear ? (frameNow - Double(b.alignment)) * frameSeconds : nil,
+                                      votes: b.votes, windowStart: startTime + max(0, now - tuning.window)))
         }
         return matches
     }

@@ -128,7 +128,7 @@ public struct AiringCampaign: Sendable, Equatable {
 
 /// The airing codes a device listens for: every campaign's, on every channel, for the minutes
 /// within ``window`` of now.
-public struct AiringSchedule: Sendable {
+public struct AiringSchedule: Sendable, Equatable {
     public let campaigns: [AiringCampaign]
     /// Minutes either side of now that count as fresh: the device's clock, the playout's and the
     /// broadcast's delay may differ by this much.

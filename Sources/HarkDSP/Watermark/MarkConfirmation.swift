@@ -59,8 +59,8 @@ extension WatermarkDetector {
     /// catalogue of 100 and 9.65 without one).
     public static let confirmationThreshold = threshold(hypothesesPerHour: confirmationsPerHour * Double(readingsPerConfirmation))
 
-    /// Scores `payload`'s codeword where a creative that began at `creativeStart` (seconds of
-    /// this detector's input; its mark's first copy begins there) would put the mark now.
+    /// Scores `payload`'s codeword where a creative that began at `creativeStart` (stream
+    /// seconds, as ``startTime``; its mark's first copy begins there) would put the mark now.
     ///
     /// Returns the detection if the best of its readings reaches ``confirmationThreshold``; nil
     /// if it does not, if fewer than one copy's symbols of the creative have been heard, or if
@@ -71,7 +71,7 @@ extension WatermarkDetector {
         if tick != confirmationTick { (confirmationTick, confirmationsThisTick) = (tick, 0) }
         guard confirmationsThisTick < Self.confirmationsPerInterval, creativeStart.isFinite else { return nil }
         confirmationsThisTick += 1
-        guard let best = confirmationScore(payload, creativeStart: creativeStart) else { return nil }
+        guard let best = confirmationScore(payload, creativeStart: creativeStart - startTime) else { return nil }
         highestConfirmationScore = max(highestConfirmationScore, best.score)
         guard best.score >= Self.confirmationThreshold, !outscoredByRival(payload, at: best) else { return nil }
         var d = detection(payload, score: best.score, candidate: best.alignment, newest: best.newest)

@@ -206,8 +206,9 @@ public final class WatermarkDetector {
     ///     (nil or empty: any payload). Duplicates are ignored; at most ``maxPayloads``.
     ///   - capacity: the most payloads the catalogue will hold when it is replaced
     ///     (``replaceCatalogue(_:)``): the threshold is set for this many. Nil: the catalogue's size.
+    ///   - startTime: stream seconds of the first sample (``startTime``).
     public init(format: WatermarkFormat, sampleRate: Double, repeatInterval: Double = WatermarkDetector.defaultRepeatInterval,
-                catalogue: [WatermarkPayload]? = nil, capacity: Int? = nil) throws {
+                catalogue: [WatermarkPayload]? = nil, capacity: Int? = nil, startTime: Double = 0) throws {
         guard sampleRate >= 8_000, sampleRate.isFinite else { throw WatermarkDetectorError.rateTooLow(sampleRate) }
         guard format.version == WatermarkFormat.onAir else { throw WatermarkDetectorError.unreadableVersion(format.version) }
         let unique = Self.unique(catalogue ?? [])
@@ -222,6 +223,7 @@ public final class WatermarkDetector {
         if capacity > unique.count { catalogueSigns.reserveCapacity(capacity * Self.signVectors) }
         self.format = format
         self.sampleRate = sampleRate
+        self.startTime = startTime
         self.repeatInterval = repeatInterval
         airings = AiringMemory(repeatInterval: repeatInterval)
         // An even length, transformed without zero padding: 2.5 Hz bins, so every point of the
@@ -351,6 +353,11 @@ public final class WatermarkDetector {
 
     /// Seconds of input consumed so far.
     public var elapsed: Double { Double(inputCount) / sampleRate }
+
+    /// Stream seconds of the first sample: a detection's times, and the creative start a
+    /// confirmation is given, are on the stream's clock, so that a detector started part-way
+    /// through a stream (after a gap) needs no one to shift what it says.
+    public let startTime: Double
 
     /// Adds samples; returns the detections they complete.
     public func process(_ block: UnsafeBufferPointer<Float>) -> [WatermarkDetection] {
@@ -809,7 +816,8 @@ public final class WatermarkDetector {
         let bound = Self.candidatesPerHour * payloads * Self.tailBound(score)
         let mark = WatermarkDetection.Mark(score: score, confidence: max(0, min(1, 1 - bound)),
                                            copies: max(1, c.symbols / WatermarkFormat.symbolsPerCopy), clockScale: Self.clockScales[c.scale])
-        return WatermarkDetection(payload: payload, time: end, start: start, mark: mark, windowStart: Double(firstFrame * hopLength) / analysisRate)
+        return WatermarkDetection(payload: payload, time: startTime + end, start: startTime + start, mark: mark,
+                                  windowStart: startTime + Double(firstFrame * hopLength) / analysisRate)
     }
 }
 

@@ -4,6 +4,7 @@ import HarkSpool
 import HarkSystem
 import HarkCatalogue
 import HarkCapture
+import HarkDSP
 import HarkEngine
 import Logging
 import NIOCore
@@ -94,11 +95,27 @@ public final class Daemon: Service, Sendable {
     }
 
     /// With a catalogue file, the mark is looked for among its campaigns on air (none on air:
-    /// among none but the listed payloads, if any, else any payload).
+    /// among none but the listed payloads, if any, else any payload); the airing-coded ones by
+    /// the codes of the minutes around the wall clock's. The rate is the capture's, set when
+    /// the audio comes.
     static func analysisSettings(_ c: DaemonConfiguration, _ onAir: CampaignsOnAir) -> AnalysisLoop.Settings {
-        AnalysisLoop.Settings(key: c.watermarkKey, profile: c.watermarkProfile, catalogue: onAir.search == nil ? c.catalogue : onAir.payloadsOnAir,
-                              sound: onAir.search, airing: onAir.airingOnAir, calibration: c.calibration, levelInterval: c.levelInterval,
-                              reportInterval: c.reportInterval, device: c.capture.device)
+        var p = AnalysisPipeline.Settings(sampleRate: Double(c.capture.rate))
+        p.calibration = c.calibration
+        p.levelInterval = c.levelInterval
+        p.reportInterval = c.reportInterval
+        let catalogue = onAir.search == nil ? c.catalogue : onAir.payloadsOnAir
+        let airing = onAir.airingOnAir
+        // A catalogue whose every campaign on air is airing-coded lists no payload but its codes.
+        let listed = catalogue.isEmpty && airing.isEmpty ? nil : catalogue
+        // harkd's sessions need every confirmation (repeat interval 0); the session table keeps
+        // each client's own memory of which airings it was sent.
+        p.watermark = AnalysisPipeline.WatermarkSearch(
+            key: c.watermarkKey, profile: c.watermarkProfile, catalogue: listed, repeatInterval: 0,
+            airing: airing.isEmpty ? nil : AnalysisPipeline.AiringListening(schedule: AiringSchedule(campaigns: airing)) {
+                Date().timeIntervalSince1970
+            })
+        p.sound = onAir.search
+        return AnalysisLoop.Settings(analysis: p, device: c.capture.device)
     }
 
     public func run() async throws {

@@ -10,22 +10,18 @@ import Logging
 /// The analysis thread: takes captured audio from the ring, mixes it to mono, and runs it
 /// through the watermark detector, a continuous level meter and the noise sessions. It owns
 /// harkd's ``SessionTable``: at every turn it applies what the ``Hub`` queued, feeds the table
-/// audio, detections, levels and reports, and hands back what the table answers. It also keeps
-/// audio time (seconds analysed since harkd started) and ticks the table even when no audio
-/// comes, so sessions always end.
+/// audio, detections, levels and reports, and hands back what the table answers. It ticks the
+/// table even when no audio comes, so sessions always end.
+///
+/// Time is the stream's: seconds of audio analysed since harkd started, counted in samples by
+/// the pipeline of the format being captured (``AnalysisPipeline/time``). A change of format
+/// starts a new pipeline at the stream time the old one reached, so every detection, level and
+/// report arrives on the one clock, and only the session table's stamps turn it into UTC.
 final class AnalysisLoop: Sendable {
     struct Settings: Equatable {
-        var key: WatermarkKey
-        var profile: WatermarkProfile = .tv
-        var catalogue: [WatermarkPayload] = []
-        /// The catalogue's campaigns on air, listened for by their sound too.
-        var sound: AnalysisPipeline.SoundSearch?
-        /// The catalogue's campaigns on air whose marks carry airing codes, listened for by the
-        /// codes of the minutes around the wall clock's.
-        var airing: [AiringCampaign] = []
-        var calibration: Double
-        var levelInterval: Double
-        var reportInterval: Double
+        /// What the pipeline measures and listens for; its rate and start are the capture's.
+        var analysis: AnalysisPipeline.Settings
+        /// The capture device, as reports name it.
         var device: String
     }
 
@@ -35,28 +31,14 @@ final class AnalysisLoop: Sendable {
         let rate: Double
         let pipeline: AnalysisPipeline
         var mixer: ChannelMixer
-        /// Audio time (seconds since harkd started) at which the pipeline's clock starts.
-        let origin: Double
         var gaps = GapTally()
 
-        init(rate: Double, channels: Int, settings: Settings, origin: Double) throws {
+        /// - Parameter startTime: the stream time its first sample continues from.
+        init(rate: Double, channels: Int, settings: Settings, startTime: Double) throws {
             self.rate = rate
-            self.origin = origin
             mixer = ChannelMixer(channels: channels)
-            var p = AnalysisPipeline.Settings(sampleRate: rate)
-            p.calibration = settings.calibration
-            p.levelInterval = settings.levelInterval
-            p.reportInterval = settings.reportInterval
-            // harkd's sessions need every confirmation; the hub applies each client's own
-            // memory of which airings it was sent (AiringMemory).
-            // A catalogue whose every campaign on air is airing-coded lists no payload but its codes.
-            let listed = settings.catalogue.isEmpty && settings.airing.isEmpty ? nil : settings.catalogue
-            p.watermark = AnalysisPipeline.WatermarkSearch(
-                key: settings.key, profile: settings.profile, catalogue: listed, repeatInterval: 0,
-                airing: settings.airing.isEmpty ? nil : AnalysisPipeline.AiringListening(schedule: AiringSchedule(campaigns: settings.airing)) {
-                    Date().timeIntervalSince1970
-                })
-            p.sound = settings.sound
+            var p = settings.analysis
+            (p.sampleRate, p.startTime) = (rate, startTime)
             pipeline = try AnalysisPipeline(p)
         }
     }
@@ -130,13 +112,16 @@ final class AnalysisLoop: Sendable {
         var buffer = [Float](repeating: 0, count: 8192)
         var mono = [Float](repeating: 0, count: 8192)
         var analysers: Analysers?
-        var audioTime = 0.0
+        /// Where the stream's clock stood when the pipeline in use (if any) was built; while
+        /// one runs, the clock is its own.
+        var pausedAt = 0.0
+        var streamTime: Double { analysers?.pipeline.time ?? pausedAt }
         var lastState = ""
         var current = settings.withLock { $0 }
         while running.withLock({ $0 }) {
             heartbeat.withLock { $0 = Date() }
             hub.deliver(table.apply(hub.take()), table: table)
-            hub.deliver(table.tick(streamTime: audioTime), table: table)
+            hub.deliver(table.tick(streamTime: streamTime), table: table)
             let snapshot = controller.snapshot
             let stateName = snapshot.state
             if stateName != lastState {
@@ -151,9 +136,11 @@ final class AnalysisLoop: Sendable {
             let latest = settings.withLock { $0 }
             if latest != current {
                 current = latest
+                pausedAt = streamTime
                 analysers = nil      // new key, calibration or intervals: start afresh
             }
             guard let source = controller.current, case .capturing(let format) = source.state else {
+                pausedAt = streamTime
                 analysers = nil
                 DetachedThread.sleep(seconds: 0.02)
                 continue
@@ -163,7 +150,7 @@ final class AnalysisLoop: Sendable {
                 source.read(into: $0, minimumFrames: Int(Self.batchSeconds * rate), timeout: Self.batchSeconds + 0.1)
             }
             if let gap {
-                logger.debug("gap in captured audio at \(String(cFormat: "%.3f", audioTime)) s: \(gap)")
+                logger.debug("gap in captured audio at \(String(cFormat: "%.3f", streamTime)) s: \(gap)")
                 table.gap(gap, rate: rate)
                 analysers?.gaps.add(gap)
                 do { try analysers?.pipeline.restartWatermarkSearch() } catch { return fail("\(error)", rate: rate) }
@@ -177,16 +164,17 @@ final class AnalysisLoop: Sendable {
                             if case .report(let m) = output {
                                 hub.deliver(table.report(event(a, m, settings: current, channels: a.mixer.channels,
                                                                extra: ["report cut short: the capture format changed"]),
-                                                         time: a.origin + m.end), table: table)
+                                                         time: m.end), table: table)
                             }
                         }
                     } catch { return fail("\(error)", rate: rate) }
                 }
+                pausedAt = streamTime
                 analysers = nil
             }
             if analysers == nil {
                 do {
-                    analysers = try Analysers(rate: rate, channels: channels, settings: current, origin: audioTime)
+                    analysers = try Analysers(rate: rate, channels: channels, settings: current, startTime: pausedAt)
                 } catch {
                     return fail("\(error)", rate: rate)
                 }
@@ -206,10 +194,10 @@ final class AnalysisLoop: Sendable {
                     try a.pipeline.process(block) { output in
                         let out: [SessionOutput]
                         switch output {
-                        case .detection(let d): out = table.detection(d, time: a.origin + d.time, start: a.origin + d.start)
-                        case .level(let levels, let end): out = table.level(levels, time: a.origin + end)
+                        case .detection(let d): out = table.detection(d)
+                        case .level(let levels, let end): out = table.level(levels, time: end)
                         case .report(let m):
-                            out = table.report(event(a, m, settings: current, channels: channels, extra: []), time: a.origin + m.end)
+                            out = table.report(event(a, m, settings: current, channels: channels, extra: []), time: m.end)
                         }
                         hub.deliver(out, table: table)
                     }
@@ -218,14 +206,13 @@ final class AnalysisLoop: Sendable {
             } catch {
                 return fail("\(error)", rate: rate)
             }
-            audioTime += Double(frames) / rate
         }
     }
 
     /// The continuous report of the interval just ended.
     private func event(_ a: Analysers, _ m: AnalysisPipeline.Measurement, settings current: Settings, channels: Int,
                        extra: [String]) -> ReportEvent {
-        let event = ReportEvent(source: current.device, measurement: m, calibration: current.calibration,
+        let event = ReportEvent(source: current.device, measurement: m, calibration: current.analysis.calibration,
                                 sampleRate: Int(a.rate), channels: channels, channelUse: channels == 1 ? "mono" : "average",
                                 format: "live capture", warnings: a.gaps.warnings(rate: a.rate) + extra)
         a.gaps = GapTally()

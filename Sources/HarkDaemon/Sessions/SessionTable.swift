@@ -288,11 +288,13 @@ struct SessionTable {
         }
     }
 
-    /// A verified watermark or a creative's sound; `time` and `start` in audio seconds.
+    /// A verified watermark or a creative's sound, its times on the stream's clock (audio
+    /// seconds since harkd started); `now` is when it arrived, what its stamp is made from.
     ///
     /// Each airing is one record (spooled once, with one `rid`): a watcher that joins during an
     /// airing is sent the confirmation at hand under that airing's stamp.
-    mutating func detection(_ d: WatermarkDetection, time: Double, start: Double, now: Date = Date()) -> [SessionOutput] {
+    mutating func detection(_ d: WatermarkDetection, now: Date = Date()) -> [SessionOutput] {
+        let (time, start, windowStart) = (d.time, d.start, d.windowStart)
         var answers: [SessionOutput] = []
         let unit = settings.unit
         shakes.removeAll { shake in
@@ -302,7 +304,6 @@ struct SessionTable {
                                                                                stamp: stamp), to: [shake.client]))
             return true
         }
-        let windowStart = time - (d.time - d.windowStart)
         // An airing code names its minute and whether it is stale: each code heard is an airing
         // of its own, so a replay heard after the campaign's sound is news too.
         let key = d.airingCode ?? d.payload

@@ -14,20 +14,33 @@ public final class LevelAnalysis {
     static let measuredPlanThreshold: Double = 1800
 
     public let source: AudioSource
-    public let options: AnalysisOptions
+    public let settings: AnalysisPipeline.Settings
+    /// The one channel measured, numbered from 1; nil: the channels' average.
+    public let channel: Int?
 
     private let pipeline: AnalysisPipeline
     private var blocks: MonoBlockReader
 
-    /// Prepares to analyse `source`.
+    /// The settings of a measurement of `source` with the meter's defaults: a level every
+    /// second, bands, no search.
+    public static func settings(for source: AudioSource) -> AnalysisPipeline.Settings {
+        var s = AnalysisPipeline.Settings(sampleRate: Double(source.sampleRate))
+        s.levelInterval = 1
+        return s
+    }
+
+    /// Prepares to analyse `source` with `settings`, made for its rate (``settings(for:)``).
+    /// - Parameter channel: one channel to measure, numbered from 1; nil averages them all.
     /// - Throws: ``SoundFileError/channelOutOfRange(path:channel:channels:)`` for a channel the
     ///   source does not have; FFT errors if the band analyser cannot be planned.
-    public init(source: AudioSource, options: AnalysisOptions = .init()) throws {
-        self.source = source
-        self.options = options
+    public init(source: AudioSource, settings: AnalysisPipeline.Settings? = nil, channel: Int? = nil) throws {
         let rate = Double(source.sampleRate)
+        var settings = settings ?? Self.settings(for: source)
+        precondition(settings.sampleRate == rate, "settings made for the source's rate")
+        self.source = source
+        self.channel = channel
         let selection: ChannelMixer.Selection
-        if let c = options.channel {
+        if let c = channel {
             guard (1...source.channels).contains(c) else {
                 throw SoundFileError.channelOutOfRange(path: source.name, channel: c, channels: source.channels)
             }
@@ -36,16 +49,8 @@ public final class LevelAnalysis {
             selection = .average
         }
         blocks = MonoBlockReader(source, selection: selection)
-        var settings = AnalysisPipeline.Settings(sampleRate: rate)
-        settings.calibration = options.calibration
-        settings.bands = options.bands
-        settings.measuredBandPlan = Double(source.expectedFrames ?? 0) / rate > Self.measuredPlanThreshold
-        settings.levelInterval = options.interval
-        settings.watermark = options.watermarkKey.map {
-            AnalysisPipeline.WatermarkSearch(key: $0, profile: options.watermarkProfile, catalogue: options.watermarkCatalogue,
-                                             airing: options.airing)
-        }
-        settings.sound = options.sound
+        settings.measuredBandPlan = settings.measuredBandPlan || Double(source.expectedFrames ?? 0) / rate > Self.measuredPlanThreshold
+        self.settings = settings
         pipeline = try AnalysisPipeline(settings)
     }
 
@@ -77,10 +82,10 @@ public final class LevelAnalysis {
         let report = ReportEvent(
             source: source.name,
             measurement: last!,
-            calibration: options.calibration,
+            calibration: settings.calibration,
             sampleRate: source.sampleRate,
             channels: source.channels,
-            channelUse: options.channel.map { "channel \($0)" } ?? (source.channels == 1 ? "mono" : "average"),
+            channelUse: channel.map { "channel \($0)" } ?? (source.channels == 1 ? "mono" : "average"),
             format: source.formatDescription,
             warnings: warnings)
         try emit(.report(report))

@@ -8,11 +8,21 @@ import HarkDSP
 ///
 /// Feed it mono samples at one rate with ``process(_:emit:)``; it splits the stream at interval
 /// boundaries, so every level covers exactly its interval and every report its report interval.
-/// Times are seconds of audio since the pipeline started. One owner (a thread) drives it.
+///
+/// One time base: the pipeline counts the samples it was given, and every time it or its
+/// analysers emit is the stream's, ``Settings/startTime`` plus that count over the rate. Each
+/// analyser is built knowing the stream time of its first sample, so nothing shifts a time on
+/// its way out; seconds become UTC only at the edge (a file's start, harkd's stamps). One owner
+/// (a thread) drives it.
 public final class AnalysisPipeline {
-    /// What to measure.
-    public struct Settings: Sendable {
+    /// What to measure: the one settings type of every use, `hark analyze`, `hark detect`,
+    /// `hark plot`, harkd's capture and its noise sessions. Two are equal when they would build
+    /// the same pipeline (harkd starts afresh only when its settings change).
+    public struct Settings: Sendable, Equatable {
         public var sampleRate: Double
+        /// Stream seconds of the first sample (0 for a file; harkd's capture continues its
+        /// stream's time across a change of format, which starts a new pipeline).
+        public var startTime: Double = 0
         /// dB added to every level (0: dB re full scale).
         public var calibration: Double = 0
         /// Run the level meter. Off for a watermark search alone (`hark detect`): then there are
@@ -37,7 +47,7 @@ public final class AnalysisPipeline {
     }
 
     /// A watermark search.
-    public struct WatermarkSearch: Sendable {
+    public struct WatermarkSearch: Sendable, Equatable {
         public var key: WatermarkKey
         public var profile: WatermarkProfile
         public var catalogue: [WatermarkPayload]?
@@ -59,10 +69,17 @@ public final class AnalysisPipeline {
     /// Airing codes to listen for (``AiringCode``): the schedule's codes for the minutes within
     /// its window of the audio's own UTC time, renewed as each minute turns; a mark of the
     /// campaigns' codes from an older minute, up to ``staleHorizon``, is reported as stale.
-    public struct AiringListening: Sendable {
+    public struct AiringListening: Sendable, Equatable {
+        /// Live listeners are equal whatever their clock and the moment each was made, which
+        /// only a recording's listener reads its minutes from.
+        public static func == (a: AiringListening, b: AiringListening) -> Bool {
+            a.schedule == b.schedule && a.staleHorizon == b.staleHorizon && (a.clock == nil) == (b.clock == nil)
+                && (a.clock != nil || a.startUTC == b.startUTC)
+        }
+
         public var schedule: AiringSchedule
-        /// UTC (seconds since 1970) of the pipeline's first sample: a recording's time runs
-        /// with its samples.
+        /// UTC (seconds since 1970) of stream second 0: a recording's time runs with its
+        /// samples.
         public var startUTC: Double
         /// The wall clock (UTC seconds since 1970), when the audio is live: a capture's sample
         /// clock drifts from it by up to a hundred parts per million, seconds a day.
@@ -74,8 +91,8 @@ public final class AnalysisPipeline {
 
         public static let defaultStaleHorizon = 60
 
-        /// UTC (seconds since 1970) of pipeline second `t`, when `now` seconds of audio have
-        /// come: a recording's by its samples, live audio's by the clock less what came since.
+        /// UTC (seconds since 1970) of stream second `t`, when the stream is at `now`: a
+        /// recording's by its samples, live audio's by the clock less what came since.
         func utc(at t: Double, now: Double) -> Double {
             clock.map { $0() - (now - t) } ?? startUTC + t
         }
@@ -138,14 +155,14 @@ public final class AnalysisPipeline {
     public struct Measurement {
         public var meter: MeterReport
         public var bands: [(label: String, level: Double?)]
-        /// Seconds of audio since the pipeline started, at the end of what it covers.
+        /// Stream seconds at the end of what it covers.
         public var end: Double
     }
 
     public enum Output {
-        /// A verified watermark; its `time` and `start` are pipeline seconds.
+        /// A verified watermark; its `time` and `start` are stream seconds.
         case detection(WatermarkDetection)
-        /// Levels over the interval ending at `end` (pipeline seconds).
+        /// Levels over the interval ending at `end` (stream seconds).
         case level(IntervalLevels, end: Double)
         /// A report interval's measurement (``Settings/reportInterval``) or, from
         /// ``finish(emit:)``, the last one.
@@ -156,17 +173,14 @@ public final class AnalysisPipeline {
     private let meter: LevelMeter?
     private var bands: ThirdOctaveBands?
     private var detector: WatermarkDetector?
-    private var detectorOrigin = 0.0
     private var listener: SoundMatcher?
-    private var listenerOrigin = 0.0
     private var learner: EmbeddingMatcher?
-    private var learnerOrigin = 0.0
     /// Times the sound's matcher was replaced by a new one after ``SoundSearch/restartAfter``.
     public private(set) var soundRestarts = 0
-    /// Per campaign, when each witness last heard it (pipeline seconds), and its last reading.
+    /// Per campaign, when each witness last heard it (stream seconds), and its last reading.
     private var lastMark: [WatermarkPayload: (time: Double, mark: WatermarkDetection.Mark?, airing: Airing?)] = [:]
     private var lastSound: [WatermarkPayload: (time: Double, sound: WatermarkDetection.Sound?)] = [:]
-    /// Per campaign, when a stale airing of it was last heard (pipeline seconds).
+    /// Per campaign, when a stale airing of it was last heard (stream seconds).
     private var lastStale: [WatermarkPayload: Double] = [:]
     /// The campaigns whose marks carry airing codes.
     private lazy var airingCampaigns = Set(settings.watermark?.airing?.schedule.campaigns.map(\.campaign) ?? [])
@@ -175,7 +189,7 @@ public final class AnalysisPipeline {
     private var airingMinute: Int64?
     /// Codes heard outside the window, and the past airing each turned out to be (nil: none).
     private var pastAirings: [WatermarkPayload: Airing?] = [:]
-    /// Pipeline seconds at the end of the samples being processed: what has come by now.
+    /// Stream seconds at the end of the samples being processed: what has come by now.
     private var blockEnd = 0.0
     private let levelFrames: Int?
     private let reportFrames: Int?
@@ -199,23 +213,24 @@ public final class AnalysisPipeline {
         levelFrames = sampleCount(settings.levelInterval)
         reportFrames = sampleCount(settings.reportInterval)
         bands = try Self.makeBands(settings)
-        detector = try Self.makeDetector(settings)
-        listener = try Self.makeListener(settings)
-        learner = try Self.makeLearner(settings)
+        detector = try Self.makeDetector(settings, startTime: settings.startTime)
+        listener = try Self.makeListener(settings, startTime: settings.startTime)
+        learner = try Self.makeLearner(settings, startTime: settings.startTime)
     }
 
-    private static func makeListener(_ s: Settings) throws -> SoundMatcher? {
+    private static func makeListener(_ s: Settings, startTime: Double) throws -> SoundMatcher? {
         guard let search = s.sound, search.landmarks else { return nil }
         var tuning = LandmarkTuning.standard
         tuning.repeatInterval = search.repeatInterval
-        return try SoundMatcher(index: search.index, sampleRate: s.sampleRate, tuning: tuning)
+        return try SoundMatcher(index: search.index, sampleRate: s.sampleRate, tuning: tuning, startTime: startTime)
     }
 
-    private static func makeLearner(_ s: Settings) throws -> EmbeddingMatcher? {
+    private static func makeLearner(_ s: Settings, startTime: Double) throws -> EmbeddingMatcher? {
         guard let search = s.sound, let embeddings = search.embeddings else { return nil }
         var tuning = EmbeddingTuning.standard
         tuning.repeatInterval = search.repeatInterval
-        return EmbeddingMatcher(index: embeddings, sampleRate: s.sampleRate, embedder: try SoundEmbedder(), tuning: tuning)
+        return EmbeddingMatcher(index: embeddings, sampleRate: s.sampleRate, embedder: try SoundEmbedder(), tuning: tuning,
+                                startTime: startTime)
     }
 
     private static func makeBands(_ s: Settings) throws -> ThirdOctaveBands? {
@@ -223,12 +238,13 @@ public final class AnalysisPipeline {
         return try ThirdOctaveBands(sampleRate: s.sampleRate, planning: s.measuredBandPlan ? .measure : .estimate)
     }
 
-    private static func makeDetector(_ s: Settings) throws -> WatermarkDetector? {
+    private static func makeDetector(_ s: Settings, startTime: Double) throws -> WatermarkDetector? {
         guard let w = s.watermark else { return nil }
         // Airing codes join the catalogue; its threshold is set for every code of a minute.
         let capacity = w.airing.map { (w.catalogue?.count ?? 0) + $0.schedule.codesPerMinute }
         let detector = try WatermarkDetector(format: WatermarkFormat(key: w.key, profile: w.profile), sampleRate: s.sampleRate,
-                                             repeatInterval: w.repeatInterval, catalogue: w.catalogue, capacity: capacity)
+                                             repeatInterval: w.repeatInterval, catalogue: w.catalogue, capacity: capacity,
+                                             startTime: startTime)
         detector.decodesUnlisted = w.airing != nil
         // A confirmation at the sound's place must outscore every campaign the sound knows too.
         detector.confirmationRivals = s.sound?.payloads ?? []
@@ -241,8 +257,12 @@ public final class AnalysisPipeline {
     public var soundMatcher: SoundMatcher? { listener }
     public var embeddingMatcher: EmbeddingMatcher? { learner }
 
-    /// Seconds of audio processed.
-    public var time: Double { Double(frames) / settings.sampleRate }
+    /// Stream seconds at the end of the audio processed.
+    public var time: Double { seconds(atFrame: frames) }
+
+    /// Stream seconds at sample `frame` of the pipeline's input: the one conversion from the
+    /// sample count to seconds.
+    private func seconds(atFrame frame: Int) -> Double { settings.startTime + Double(frame) / settings.sampleRate }
 
     /// Samples the watermark search could not read as they were (``WatermarkDetector/unusableSamples``).
     public var unusableSamples: Int { detector?.unusableSamples ?? 0 }
@@ -250,25 +270,19 @@ public final class AnalysisPipeline {
     /// Starts the watermark search afresh at the current time: its frame alignment does not
     /// survive a gap in the audio.
     public func restartWatermarkSearch() throws {
-        detector = try Self.makeDetector(settings)
+        detector = try Self.makeDetector(settings, startTime: time)
         airingMinute = nil
-        detectorOrigin = time
-        listener = try Self.makeListener(settings)
-        listenerOrigin = time
-        learner = try Self.makeLearner(settings)
-        learnerOrigin = time
+        listener = try Self.makeListener(settings, startTime: time)
+        learner = try Self.makeLearner(settings, startTime: time)
     }
 
     /// Analyses the next mono samples.
     public func process(_ samples: UnsafeBufferPointer<Float>, emit: (Output) throws -> Void) throws {
-        blockEnd = Double(frames + samples.count) / settings.sampleRate
+        blockEnd = seconds(atFrame: frames + samples.count)
         bands?.process(samples)
         if let detector {
             renewAiringCodes(detector)
-            for var d in detector.process(samples) {
-                d.time += detectorOrigin
-                d.start += detectorOrigin
-                d.windowStart += detectorOrigin
+            for d in detector.process(samples) {
                 guard let placed = placeAiring(d) else { continue }
                 try emit(.detection(fuse(placed)))
             }
@@ -276,18 +290,17 @@ public final class AnalysisPipeline {
         if let search = settings.sound {
             if var listener {
                 if listener.time >= search.restartAfter {
-                    listener = try Self.makeListener(settings)!
+                    listener = try Self.makeListener(settings, startTime: time)!
                     self.listener = listener
-                    listenerOrigin = time
                     soundRestarts += 1
                 }
                 for m in listener.process(samples) where !search.offAir.contains(m.reference) {
-                    try emit(.detection(fuse(soundDetection(m, search, origin: listenerOrigin))))
+                    try emit(.detection(fuse(WatermarkDetection(sound: m, payload: search.payloads[m.reference]))))
                 }
             }
             if let learner {
                 for m in learner.process(samples) where !search.offAir.contains(m.reference) {
-                    try emit(.detection(fuse(soundDetection(m, search, origin: learnerOrigin))))
+                    try emit(.detection(fuse(WatermarkDetection(sound: m, payload: search.payloads[m.reference]))))
                 }
             }
             try confirmMarks(after: samples.count, emit: emit)
@@ -318,24 +331,11 @@ public final class AnalysisPipeline {
         }
     }
 
-    private func soundDetection(_ m: SoundMatch, _ search: SoundSearch, origin: Double) -> WatermarkDetection {
-        var d = WatermarkDetection(sound: m, payload: search.payloads[m.reference])
-        d.time += origin
-        d.start += origin
-        d.windowStart += origin
-        return d
-    }
-
     /// Both readings' leads, the stronger first, a creative once (its learned lead first: its
-    /// place is read from a second of sound, not from a few landmarks), in pipeline seconds.
+    /// place is read from a second of sound, not from a few landmarks).
     private func soundLeads(limit: Int) -> [SoundLead] {
-        var out: [SoundLead] = []
-        for var lead in learner?.leads(limit: limit) ?? [] {
-            lead.creativeStart += learnerOrigin
-            out.append(lead)
-        }
-        for var lead in listener?.leads(limit: limit) ?? [] where !out.contains(where: { $0.reference == lead.reference }) {
-            lead.creativeStart += listenerOrigin
+        var out = learner?.leads(limit: limit) ?? []
+        for lead in listener?.leads(limit: limit) ?? [] where !out.contains(where: { $0.reference == lead.reference }) {
             out.append(lead)
         }
         return Array(out.prefix(limit))
@@ -357,17 +357,14 @@ public final class AnalysisPipeline {
         let tick = Int(detector.elapsed / WatermarkDetector.confirmationInterval)
         guard tick != confirmationTick else { return }
         confirmationTick = tick
-        let now = Double(frames + count) / settings.sampleRate
+        let now = seconds(atFrame: frames + count)
         for lead in soundLeads(limit: WatermarkDetector.confirmationsPerInterval) where !search.offAir.contains(lead.reference) {
             let payload = search.payloads[lead.reference]
             // An airing campaign's own payload never airs: its codes are what the search hears.
             if airingCampaigns.contains(payload) { continue }
             if let m = lastMark[payload], now - m.time < max(w.repeatInterval, WatermarkFormat.copyDuration) { continue }
             let start = lead.creativeStart
-            guard var d = detector.confirm(payload, creativeStart: start - detectorOrigin) else { continue }
-            d.time += detectorOrigin
-            d.start += detectorOrigin
-            d.windowStart += detectorOrigin
+            guard var d = detector.confirm(payload, creativeStart: start) else { continue }
             d.sound = WatermarkDetection.Sound(votes: lead.votes, offset: d.time - start)
             lastMark[payload] = (d.time, d.mark, nil)
             try emit(.detection(d))
@@ -377,7 +374,7 @@ public final class AnalysisPipeline {
     /// When the audio's UTC minute has turned, listens for the codes valid in the new one.
     private func renewAiringCodes(_ detector: WatermarkDetector) {
         guard let airing = settings.watermark?.airing else { return }
-        let minute = AiringCode.minute(atUTC: airing.clock?() ?? airing.startUTC + time)
+        let minute = AiringCode.minute(atUTC: airing.utc(at: time, now: time))
         guard minute != airingMinute else { return }
         airingMinute = minute
         let listed = settings.watermark?.catalogue ?? []

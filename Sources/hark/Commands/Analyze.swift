@@ -52,17 +52,17 @@ struct Analyze: ParsableCommand {
         let sink: EventSink = json ? JSONLinesSink(writer: out) : SummarySink(writer: out)
         let chosen = try catalogue.resolve()
         let key = watermark || keys.given || chosen != nil ? try keys.resolve() : nil
-        let listening = try airing.listening(for: chosen?.airing ?? [], catalogue: catalogue.catalogue ?? catalogue.catalogueFile ?? "")
+        let listening = Listening(key: key, profile: keys.watermarkProfile, chosen: chosen,
+                                  airing: try airing.listening(for: chosen?.airing ?? [], catalogue: catalogue.catalogue ?? catalogue.catalogueFile ?? ""))
         // With a catalogue file only its campaigns are reported, as by hark detect.
-        let known = chosen?.sound.map { Set($0.payloads) }
+        let known = listening.known
         try Diagnostics.eachFile(files) { index, given in
             let source = try SoundFileSource(path: given, raw: raw.layout)
             let path = given == "-" ? SoundFileReader.standardInputName : given
-            let analysis = try LevelAnalysis(
-                source: source,
-                options: AnalysisOptions(interval: json ? interval : nil, calibration: calibration, channel: channel,
-                                         watermarkKey: key, watermarkCatalogue: chosen?.payloads, sound: chosen?.sound, watermarkProfile: keys.watermarkProfile,
-                                         airing: listening))
+            var settings = LevelAnalysis.settings(for: source)
+            settings.levelInterval = json ? interval : nil
+            settings.calibration = calibration
+            let analysis = try LevelAnalysis(source: source, settings: listening.settings(settings), channel: channel)
             let progress = ProgressReporter(writer: .standardError, name: path, totalFrames: source.expectedFrames,
                                             sampleRate: source.sampleRate)
             if !json && index > 0 { try out.write(line: "") }

@@ -353,7 +353,9 @@ struct CampaignOptions: ParsableArguments {
         for profile in [WatermarkProfile.tv, .stadium] {
             var heard = false
             guard let again = try? SoundFileSource(path: creative) else { return [] }
-            _ = try? WatermarkScan.run(source: again, key: markKey, profile: profile, catalogue: [payload]) { d in
+            var settings = AnalysisPipeline.Settings(sampleRate: Double(again.sampleRate))
+            settings.watermark = AnalysisPipeline.WatermarkSearch(key: markKey, profile: profile, catalogue: [payload])
+            _ = try? WatermarkScan.run(source: again, settings: settings) { d in
                 if d.payload == payload { heard = true }
             }
             if heard { return [] }

@@ -31,7 +31,8 @@ struct Detect: ParsableCommand {
         let key = try keys.resolve()
         let chosen = try catalogue.resolve()
         let catalogueName = catalogue.catalogue ?? catalogue.catalogueFile ?? ""
-        let listening = try airing.listening(for: chosen?.airing ?? [], catalogue: catalogueName)
+        let listening = Listening(key: key, profile: keys.watermarkProfile, chosen: chosen,
+                                  airing: try airing.listening(for: chosen?.airing ?? [], catalogue: catalogueName))
         // Said once, before any file: a detection with another key finds no mark in any of them.
         let otherKey = chosen.flatMap { MarkKeyCheck.otherKey($0.keyFingerprints, key: key, catalogue: catalogueName) }
         if let otherKey { Diagnostics.warning(otherKey.line) }
@@ -41,11 +42,9 @@ struct Detect: ParsableCommand {
             let source = try SoundFileSource(path: given, raw: raw.layout)
             let path = given == "-" ? SoundFileReader.standardInputName : given
             var count = 0
-            // With a catalogue file only its campaigns are reported: an airing-coded campaign's
-            // marks left unread without --at would otherwise surface as their raw codes.
-            let known = chosen?.sound.map { Set($0.payloads) }
-            let unusable = try WatermarkScan.run(source: source, key: key, profile: keys.watermarkProfile, catalogue: chosen?.payloads, sound: chosen?.sound,
-                                                airing: listening) { d in
+            let known = listening.known
+            let settings = listening.settings(AnalysisPipeline.Settings(sampleRate: Double(source.sampleRate)))
+            let unusable = try WatermarkScan.run(source: source, settings: settings) { d in
                 if let known, !known.contains(d.payload) { return }
                 count += 1
                 try out.write(line: json ? AnalysisEvent.detection(DetectionEvent(source: path, detection: d)).jsonLine

@@ -111,10 +111,11 @@ struct Plot: ParsableCommand {
         }
         let seconds = source.expectedFrames.map { Double($0) / Double(source.sampleRate) }
         let interval = max(0.05, LevelPlot.niceStep((seconds ?? 60) / 600))
-        let analysis = try LevelAnalysis(
-            source: source,
-            options: AnalysisOptions(interval: interval, calibration: calibration, channel: nil, watermarkKey: key,
-                                     watermarkCatalogue: chosen?.payloads, sound: chosen?.sound, watermarkProfile: keys.watermarkProfile))
+        var settings = LevelAnalysis.settings(for: source)
+        settings.levelInterval = interval
+        settings.calibration = calibration
+        let listening = Listening(key: key, profile: keys.watermarkProfile, chosen: chosen)
+        let analysis = try LevelAnalysis(source: source, settings: listening.settings(settings))
         var data = PlotData(title: (input as NSString).lastPathComponent, duration: seconds ?? 0,
                             unit: calibration == 0 ? "dB re full-scale sine" : "dB SPL")
         data.watermarkSearched = key != nil

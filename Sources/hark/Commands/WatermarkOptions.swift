@@ -213,3 +213,25 @@ struct AiringOptions: ParsableArguments {
         return AnalysisPipeline.AiringListening(schedule: schedule, startUTC: start, staleHorizon: staleMinutes)
     }
 }
+
+/// What `hark analyze`, `hark plot` and `hark detect` listen for, resolved once from their
+/// options: the watermark search (nil key: none), the catalogue's creatives by their sound, the
+/// airing codes. Each file's pipeline settings are made from it at the file's rate.
+struct Listening {
+    var key: WatermarkKey?
+    var profile: WatermarkProfile
+    var chosen: CatalogueOptions.Resolved?
+    var airing: AnalysisPipeline.AiringListening?
+
+    /// `base` (made for a file's rate) listening for all of it.
+    func settings(_ base: AnalysisPipeline.Settings) -> AnalysisPipeline.Settings {
+        var s = base
+        s.watermark = key.map { AnalysisPipeline.WatermarkSearch(key: $0, profile: profile, catalogue: chosen?.payloads, airing: airing) }
+        s.sound = chosen?.sound
+        return s
+    }
+
+    /// With a catalogue file only its campaigns are reported: an airing-coded campaign's marks
+    /// left unread without --at would otherwise surface as their raw codes (nil: any payload).
+    var known: Set<WatermarkPayload>? { chosen?.sound.map { Set($0.payloads) } }
+}
