@@ -253,10 +253,20 @@ import HarkSynthesis
         }
     }
 
+    /// What a listener is told of a detector's confirmations: each airing once (the pipeline's
+    /// last stage).
+    private func news(_ found: [WatermarkDetection]) -> [WatermarkDetection] {
+        var memory = AiringMemory(repeatInterval: AiringMemory.standardInterval)
+        return found.filter { memory.isNews($0) }
+    }
+
     @Test func oneAiringIsReportedOnceASecondAiringAgain() throws {
         let payload = WatermarkPayload(0x5EC0_4D0A)
         let x = host("music", seconds: 30, seed: 4)
-        let continuous = try detect(mark(x, payload: payload, key: .demo), key: .demo)
+        // The detector confirms the mark at hop after hop; the memory makes that one airing.
+        let confirmations = try detect(mark(x, payload: payload, key: .demo), key: .demo)
+        #expect(confirmations.count > 100 && confirmations.allSatisfy { $0.payload == payload })
+        let continuous = news(confirmations)
         #expect(continuous.count == 1, "\(continuous.map(\.time))")
 
         // The same advert twice: 0–10 s and 18–28 s, 8 s of unmarked programme between. Windows
@@ -267,7 +277,7 @@ import HarkSynthesis
             let marked = try mark(Array(x[range]), payload: payload, key: .demo)
             y.replaceSubrange(range, with: marked)
         }
-        let found = try detect(y, key: .demo)
+        let found = try news(detect(y, key: .demo))
         #expect(found.map(\.payload) == [payload, payload], "\(found.map(\.time))")
         if found.count == 2 {
             #expect(abs(found[0].start) < 0.25)
@@ -310,6 +320,12 @@ import HarkSynthesis
         memory.reset()
         let afterReset = memory.isNews(p, time: 27.6, windowStart: 18)
         #expect(afterReset)
+        // The mark joining an airing heard by its sound alone is news once, within the airing.
+        var witnesses = AiringMemory(repeatInterval: 6)
+        let joined = [(false, 3.0), (false, 3.5), (true, 4.0), (true, 4.05), (false, 4.5)].map { mark, t in
+            witnesses.verdict(p, time: t, windowStart: t - 2, markHeard: mark)
+        }
+        #expect(joined == [.airing, .repeated, .markJoined, .repeated, .repeated], "\(joined)")
         var everything = AiringMemory(repeatInterval: 0)
         let first = everything.isNews(p, time: 1, windowStart: 0), second = everything.isNews(p, time: 1.05, windowStart: 0)
         #expect(first && second)

@@ -137,6 +137,40 @@ import HarkSQLite
         #expect(seen == ["unknown", "stale"], "\(seen)")
     }
 
+    /// A hub recording to a new spool (at `path`, for the caller to remove), and a client
+    /// watching `classes`, its acknowledgement read.
+    private static func spooled(unit: String = "u", watching classes: Set<Command.WatchClass>) throws
+        -> (hub: SessionHarness, spool: Spool, client: Client, path: String) {
+        let path = NSTemporaryDirectory() + "hark-hub-spool-\(UUID().uuidString).sqlite"
+        let spool = try Spool(path: path)
+        let hub = SessionHarness()
+        hub.recorder = Recorder(unit: unit, spool: spool, logger: Logger(label: "test"))
+        let client = Client(hub: hub)
+        hub.handle(.watch(classes), from: client.connection.id)
+        _ = client.lines()
+        return (hub, spool, client, path)
+    }
+
+    @Test func aWatcherIsToldWhenTheMarkJoinsTheSoundAndTheSpoolKeepsOneRecord() throws {
+        // The sound names the campaign, then the mark is heard within the same airing: the
+        // watcher gets the sound's line and the `mark+sound` one under the airing's one stamp,
+        // and nothing more while both keep being heard; one record.
+        let (hub, spool, w, path) = try Self.spooled(watching: [.detection])
+        defer { for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) } }
+        var sound = detection(0xC0FFEE01, time: 3)
+        sound.mark = nil
+        sound.sound = .init(votes: 30)
+        for t in [3.0, 3.5] { hub.detection(sound, time: t, start: 0.4) }
+        var both = detection(0xC0FFEE01, time: 4)
+        both.sound = .init(votes: 30)
+        for t in [4.0, 4.05, 4.1] { hub.detection(both, time: t, start: 0.4) }
+        let seen = w.objects()
+        #expect(seen.map { $0["evidence"] as? String } == ["sound", "mark+sound"], "\(seen)")
+        #expect(Set(seen.compactMap { $0["rid"] as? String }).count == 1)
+        let stored = try spool.records(.all)
+        #expect(stored.count == 1 && stored[0].body.contains(#""evidence":"sound""#), "\(stored.map(\.body))")
+    }
+
     @Test func shakeWithNothingHeardEndsOnAudioTime() {
         let hub = SessionHarness()
         let a = Client(hub: hub)
@@ -177,14 +211,8 @@ import HarkSQLite
     }
 
     @Test func everyRecordIsCommittedToTheSpoolBeforeItIsSent() throws {
-        let path = NSTemporaryDirectory() + "hark-hub-spool-\(UUID().uuidString).sqlite"
+        let (hub, spool, a, path) = try Self.spooled(unit: "carriage-7", watching: [.detection, .report])
         defer { for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) } }
-        let spool = try Spool(path: path)
-        let hub = SessionHarness()
-        hub.recorder = Recorder(unit: "carriage-7", spool: spool, logger: Logger(label: "test"))
-        let a = Client(hub: hub)
-        hub.handle(.watch([.detection, .report]), from: a.connection.id)
-        _ = a.lines()
         // A shake answered by a detection, a noise session's report, and one airing confirmed
         // 40 times: three records, the airing once.
         hub.handle(.shake(seconds: 6, id: "s"), from: a.connection.id)

@@ -86,7 +86,8 @@ import HarkSynthesis
         var whole = AnalysisPipeline.Settings(sampleRate: rate)
         whole.levelInterval = 0.5
         whole.reportInterval = 2
-        whole.watermark = AnalysisPipeline.WatermarkSearch(key: .demo, repeatInterval: 0)
+        whole.repeatInterval = 0
+        whole.watermark = AnalysisPipeline.WatermarkSearch(key: .demo)
         var alone = whole
         alone.meter = false
         let all = try run(AnalysisPipeline(whole), x, block: 4096)
@@ -197,8 +198,9 @@ import HarkSynthesis
         s.levelInterval = 1
         s.reportInterval = 4
         s.bands = false
-        s.watermark = AnalysisPipeline.WatermarkSearch(key: .demo, catalogue: others + [payload], repeatInterval: 0)
-        s.sound = AnalysisPipeline.SoundSearch(index: SoundIndex(prints: [print]), payloads: [payload], repeatInterval: 0)
+        s.repeatInterval = 0
+        s.watermark = AnalysisPipeline.WatermarkSearch(key: .demo, catalogue: others + [payload])
+        s.sound = AnalysisPipeline.SoundSearch(index: SoundIndex(prints: [print]), payloads: [payload])
         func heard(from start: Double) throws -> [String] {
             var settings = s
             settings.startTime = start

@@ -24,17 +24,13 @@ public struct EmbeddingTuning: Sendable, Equatable {
     /// Evidence that makes a creative a lead for the mark's confirmation at its place: the
     /// confirmation has a false-detection bound of its own, so a lead need not be a match.
     public var leadThreshold: Double
-    /// Seconds after a creative was named before it is named again at the same alignment.
-    public var repeatInterval: Double
 
-    public init(drift: Double, threshold: Double, thresholdPerDecade: Double, rivalMargin: Double, leadThreshold: Double,
-                repeatInterval: Double) {
+    public init(drift: Double, threshold: Double, thresholdPerDecade: Double, rivalMargin: Double, leadThreshold: Double) {
         (self.drift, self.threshold, self.rivalMargin, self.leadThreshold) = (drift, threshold, rivalMargin, leadThreshold)
-        (self.thresholdPerDecade, self.repeatInterval) = (thresholdPerDecade, repeatInterval)
+        self.thresholdPerDecade = thresholdPerDecade
     }
 
-    public static let standard = EmbeddingTuning(drift: 2, threshold: 59.5, thresholdPerDecade: 30.5, rivalMargin: 2, leadThreshold: 4,
-                                                 repeatInterval: 6)
+    public static let standard = EmbeddingTuning(drift: 2, threshold: 59.5, thresholdPerDecade: 30.5, rivalMargin: 2, leadThreshold: 4)
 
     /// ``threshold`` for an index of `creatives`: measured for 100 and 1 000, beyond 1 000
     /// (harkd allows 4 096: 78.2) extrapolated by the logarithm of the size.
@@ -67,8 +63,6 @@ public final class EmbeddingMatcher {
     private var steps: [Int32]
     private var nextEvidence: [Float]
     private var nextSteps: [Int32]
-    /// Per creative: when it was last named and at which alignment (room step − reference).
-    private var last: [Int: (time: Double, alignment: Int)] = [:]
     private var bestRows: [Int]
     private var bestEvidence: [Float]
 
@@ -101,6 +95,8 @@ public final class EmbeddingMatcher {
     /// The most evidence any alignment holds after the latest step.
     public private(set) var recentEvidence: Double = 0
 
+    /// Reads samples; returns the creative named at each step whose evidence names one (each
+    /// airing once is the pipeline's ``AiringMemory``).
     public func process(_ samples: UnsafeBufferPointer<Float>) -> [SoundMatch] {
         var found: [SoundMatch] = []
         let before = inputCount
@@ -110,7 +106,7 @@ public final class EmbeddingMatcher {
             step(q)
             // The input time at this embedding's end, in the caller's samples.
             let end = min(Double(inputCount), max(Double(before), stream.endSeconds(of: k) * sampleRate)) / sampleRate
-            if let m = decide(step: k, time: end) { found.append(m) }
+            if let m = decide(time: end) { found.append(m) }
         }
         return found
     }
@@ -150,7 +146,7 @@ public final class EmbeddingMatcher {
         swap(&steps, &nextSteps)
     }
 
-    private func decide(step k: Int, time: Double) -> SoundMatch? {
+    private func decide(time: Double) -> SoundMatch? {
         var top = -1, runnerUp: Float = 0
         for c in 0..<index.creatives {
             if top < 0 || bestEvidence[c] > bestEvidence[top] {
@@ -166,13 +162,6 @@ public final class EmbeddingMatcher {
         recentEvidence = most
         guard most >= threshold, most - Double(runnerUp) >= tuning.rivalMargin else { return nil }
         let row = bestRows[top], j = row - index.first[top]
-        let alignment = k - j
-        // Still heard since it was named: not named again until it has been gone a while.
-        if let l = last[top], time - l.time < tuning.repeatInterval {
-            last[top] = (time, l.alignment)
-            return nil
-        }
-        last[top] = (time, alignment)
         let offset = stream.endSeconds(of: j)
         let span = Double(steps[row] - 1) * stream.embedder.model.grid + Double(stream.embedder.model.segmentSamples) / stream.embedder.model.rate
         return SoundMatch(reference: top, time: startTime + time, offset: offset, votes: Int(steps[row]),

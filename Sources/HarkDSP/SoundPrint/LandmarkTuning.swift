@@ -43,14 +43,10 @@ public struct LandmarkTuning: Sendable, Equatable {
     /// A creative that shares sound with others (a licensed song) is named only with this many
     /// times the votes of each: what they share votes for all of them alike.
     public var rivalRatio: Int
-    /// Seconds without a match before a creative is named again at the same alignment, as the
-    /// mark's (0 in harkd, whose hub keeps each client's memory).
-    public var repeatInterval: Double
 
     public static let standard = LandmarkTuning(
         threshold: 24, window: 6, candidateVotes: 5, spreadVotes: 6, peakThreshold: 8, combinedThreshold: 7.5, combinedPerDecade: 1.5,
-        followThreshold: 0.7, followVotes: 8, followPeakEvidence: 6, followUniqueness: 2.5, alignmentRatio: 1.5, rivalRatio: 2,
-        repeatInterval: 6)
+        followThreshold: 0.7, followVotes: 8, followPeakEvidence: 6, followUniqueness: 2.5, alignmentRatio: 1.5, rivalRatio: 2)
 
     /// ``combinedThreshold`` for an index of `creatives`: beyond 1 000 (harkd allows 4 096:
     /// 9.9) it is extrapolated, not measured.

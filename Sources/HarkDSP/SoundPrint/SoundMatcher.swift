@@ -67,7 +67,6 @@ public final class SoundMatcher {
     private var rowHead = 0
     private var rowBase = 0
     private var envelopeRows = EnvelopeRows()
-    private var last: [Int: Double] = [:]
     private var touched: [Int64] = []
     /// Stream seconds of the first sample read: what its matches' times count from, so that a
     /// matcher started part-way through a stream (after a gap, or taking over from one that read
@@ -95,7 +94,8 @@ public final class SoundMatcher {
     /// longer than that; its pipeline hands over to a new matcher first.
     public static let longestRun = 100 * 86_400.0
 
-    /// Reads samples; returns the creatives named in them.
+    /// Reads samples; returns the creatives named in them, at every review that names them
+    /// (each airing once is the pipeline's ``AiringMemory``).
     public func process(_ samples: UnsafeBufferPointer<Float>) -> [SoundMatch] {
         let reviewDue = (inputCount + samples.count) / reviewSamples > inputCount / reviewSamples
         inputCount += samples.count
@@ -497,12 +497,6 @@ public final class SoundMatcher {
         let frameSeconds = reader.frameSeconds
         var matches: [SoundMatch] = []
         for (r, b) in named.sorted(by: { $0.key < $1.key }) {
-            let previous = last[r]
-            last[r] = now
-            // The same airing while it keeps being heard from overlapping windows (as the mark's
-            // ``AiringMemory``): news after an absence of ``LandmarkTuning/repeatInterval``, or from a window
-            // that shares no audio with the previous confirmation's.
-            if let p = previous, now - p < tuning.repeatInterval, now - tuning.window < p { continue }
             let frameNow = now / frameSeconds
             let clear = Double(b.votes) >= tuning.alignmentRatio * Double(b.runnerUp)
             matches.append(SoundMatch(reference: r, time: startTime + now, offset: clear ? (frameNow - Double(b.alignment)) * frameSeconds : nil,

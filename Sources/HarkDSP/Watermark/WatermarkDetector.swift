@@ -149,13 +149,6 @@ public final class WatermarkDetector {
         p.initialize(repeating: .zero, count: WatermarkDetector.signVectors)
         return p
     }()
-    /// By default a payload already reported is not reported again while the same airing goes
-    /// on (``AiringMemory``): until it has been absent this long, or until it is confirmed from
-    /// audio that shares nothing with the audio of its previous confirmation.
-    public static let defaultRepeatInterval = 6.0
-    /// This detector's repeat interval (0: report every confirmation, as harkd's sessions need).
-    public let repeatInterval: Double
-
     public let format: WatermarkFormat
     public let sampleRate: Double
 
@@ -192,7 +185,6 @@ public final class WatermarkDetector {
     static let pairUnit = ToneEnergyFrame.cap / 127
     let ringSize: Int
     let framesPerSymbol: Int
-    private var airings: AiringMemory
     /// Side-0 and side-1 probes of every pair, for every scale, in ring order.
     private var probes: [(ToneEnergyFrame.Probe, ToneEnergyFrame.Probe)] = []
 
@@ -207,7 +199,7 @@ public final class WatermarkDetector {
     ///   - capacity: the most payloads the catalogue will hold when it is replaced
     ///     (``replaceCatalogue(_:)``): the threshold is set for this many. Nil: the catalogue's size.
     ///   - startTime: stream seconds of the first sample (``startTime``).
-    public init(format: WatermarkFormat, sampleRate: Double, repeatInterval: Double = WatermarkDetector.defaultRepeatInterval,
+    public init(format: WatermarkFormat, sampleRate: Double,
                 catalogue: [WatermarkPayload]? = nil, capacity: Int? = nil, startTime: Double = 0) throws {
         guard sampleRate >= 8_000, sampleRate.isFinite else { throw WatermarkDetectorError.rateTooLow(sampleRate) }
         guard format.version == WatermarkFormat.onAir else { throw WatermarkDetectorError.unreadableVersion(format.version) }
@@ -224,8 +216,6 @@ public final class WatermarkDetector {
         self.format = format
         self.sampleRate = sampleRate
         self.startTime = startTime
-        self.repeatInterval = repeatInterval
-        airings = AiringMemory(repeatInterval: repeatInterval)
         // An even length, transformed without zero padding: 2.5 Hz bins, so every point of the
         // 10 Hz grid falls on a bin (at 44.1 and 48 kHz exactly), and FFTW is nearly as quick for
         // 2^a·3^b·5^c·7^d as for a power of two. Read at a rate lowered to what the band needs:
@@ -359,7 +349,9 @@ public final class WatermarkDetector {
     /// through a stream (after a gap) needs no one to shift what it says.
     public let startTime: Double
 
-    /// Adds samples; returns the detections they complete.
+    /// Adds samples; returns the detections they complete: the strongest confirmation of each
+    /// hop (every 50 ms) at which one clears the threshold. A mark that plays is confirmed at
+    /// hop after hop; which of those are news is the pipeline's question (``AiringMemory``).
     public func process(_ block: UnsafeBufferPointer<Float>) -> [WatermarkDetection] {
         // A long block goes in by pieces, so the sample buffer stays under a second whatever
         // the caller pushes.
@@ -558,9 +550,7 @@ public final class WatermarkDetector {
             }
             if let d = found, let m = d.mark, m.score > (best?.mark?.score ?? -1) { best = d }
         }
-        guard let detection = best else { return nil }
-        return airings.isNews(detection.payload, time: detection.time, windowStart: detection.windowStart,
-                              copyStart: detection.start) ? detection : nil
+        return best
     }
 
     /// Alignment `c`'s pair values at the newest frame, for tests.

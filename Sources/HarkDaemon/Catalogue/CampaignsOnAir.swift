@@ -108,10 +108,9 @@ struct CampaignsOnAir {
             near.slots = a.slots.filter { $0.until >= midnight - 86_400 && $0.from < midnight + 2 * 86_400 }
             return near
         }
-        // harkd's sessions need every confirmation (repeat interval 0), as for the mark.
         search = onAir.isEmpty ? nil : index.map {
             var s = AnalysisPipeline.SoundSearch(index: $0, payloads: campaigns.map(\.payload),
-                                                 offAir: Set(campaigns.indices).subtracting(onAir), repeatInterval: 0, embeddings: embeddings)
+                                                 offAir: Set(campaigns.indices).subtracting(onAir), embeddings: embeddings)
             s.landmarks = landmarks
             return s
         }

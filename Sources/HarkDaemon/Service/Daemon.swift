@@ -107,10 +107,11 @@ public final class Daemon: Service, Sendable {
         let airing = onAir.airingOnAir
         // A catalogue whose every campaign on air is airing-coded lists no payload but its codes.
         let listed = catalogue.isEmpty && airing.isEmpty ? nil : catalogue
-        // harkd's sessions need every confirmation (repeat interval 0); the session table keeps
-        // each client's own memory of which airings it was sent.
+        // harkd's sessions need every confirmation: the session table keeps the record's memory
+        // of which airings were heard and each client's of which it was sent.
+        p.repeatInterval = 0
         p.watermark = AnalysisPipeline.WatermarkSearch(
-            key: c.watermarkKey, profile: c.watermarkProfile, catalogue: listed, repeatInterval: 0,
+            key: c.watermarkKey, profile: c.watermarkProfile, catalogue: listed,
             airing: airing.isEmpty ? nil : AnalysisPipeline.AiringListening(schedule: AiringSchedule(campaigns: airing)) {
                 Date().timeIntervalSince1970
             })

@@ -294,7 +294,7 @@ struct SessionTable {
     /// Each airing is one record (spooled once, with one `rid`): a watcher that joins during an
     /// airing is sent the confirmation at hand under that airing's stamp.
     mutating func detection(_ d: WatermarkDetection, now: Date = Date()) -> [SessionOutput] {
-        let (time, start, windowStart) = (d.time, d.start, d.windowStart)
+        let (time, start) = (d.time, d.start)
         var answers: [SessionOutput] = []
         let unit = settings.unit
         shakes.removeAll { shake in
@@ -307,7 +307,8 @@ struct SessionTable {
         // An airing code names its minute and whether it is stale: each code heard is an airing
         // of its own, so a replay heard after the campaign's sound is news too.
         let key = d.airingCode ?? d.payload
-        let news = logged.isNews(key, time: time, windowStart: windowStart, copyStart: start)
+        // One record per airing; a watcher is told when the mark joins the sound as well.
+        let news = logged.verdict(d) == .airing
         if news || airingStamps[key] == nil {
             if airingStamps.count > 64 { airingStamps = [:] }
             airingStamps[key] = stamp(start: now.addingTimeInterval(-(time - start)), end: now)
@@ -315,7 +316,7 @@ struct SessionTable {
         // Each watcher's memory is updated in place: no list of keys is made per confirmation.
         var watchers: [Int] = []
         for i in clients.indices where clients.values[i].watching.contains(.detection) {
-            if clients.values[i].airings.isNews(key, time: time, windowStart: windowStart, copyStart: start) {
+            if clients.values[i].airings.isNews(d) {
                 watchers.append(clients.keys[i])
             }
         }

@@ -40,6 +40,12 @@ public final class AnalysisPipeline {
         public var watermark: WatermarkSearch?
         /// Listen for the catalogue's creatives by their own sound (nil: not).
         public var sound: SoundSearch?
+        /// The pipeline's last stage (``AiringMemory``): a campaign already reported is not
+        /// reported again while the same airing goes on, until it has been absent this long
+        /// (seconds) or is heard from audio that shares nothing with its previous detection.
+        /// 0: every confirmation, as harkd takes them, whose record and watchers each keep
+        /// their own memory.
+        public var repeatInterval = AiringMemory.standardInterval
 
         public init(sampleRate: Double) {
             self.sampleRate = sampleRate
@@ -51,17 +57,14 @@ public final class AnalysisPipeline {
         public var key: WatermarkKey
         public var profile: WatermarkProfile
         public var catalogue: [WatermarkPayload]?
-        /// Seconds of absence before a payload is reported again (0: every confirmation).
-        public var repeatInterval: Double
         /// Campaigns whose marks carry airing codes, listened for beside the catalogue.
         public var airing: AiringListening?
 
         public init(key: WatermarkKey, profile: WatermarkProfile = .tv, catalogue: [WatermarkPayload]? = nil,
-                    repeatInterval: Double = WatermarkDetector.defaultRepeatInterval, airing: AiringListening? = nil) {
+                    airing: AiringListening? = nil) {
             self.key = key
             self.profile = profile
             self.catalogue = catalogue
-            self.repeatInterval = repeatInterval
             self.airing = airing
         }
     }
@@ -115,7 +118,7 @@ public final class AnalysisPipeline {
     /// one index (built once) and its payloads.
     public struct SoundSearch: Sendable, Equatable {
         public static func == (a: SoundSearch, b: SoundSearch) -> Bool {
-            a.index === b.index && a.payloads == b.payloads && a.offAir == b.offAir && a.repeatInterval == b.repeatInterval
+            a.index === b.index && a.payloads == b.payloads && a.offAir == b.offAir
                 && a.restartAfter == b.restartAfter && a.embeddings === b.embeddings && a.landmarks == b.landmarks
         }
 
@@ -125,7 +128,6 @@ public final class AnalysisPipeline {
         /// Creatives the index holds but that are not listened for (campaigns off air that day):
         /// harkd indexes a catalogue once and changes only this at midnight. Never reported.
         public var offAir: Set<Int>
-        public var repeatInterval: Double
         /// Seconds of audio a matcher reads before a new one takes over
         /// (``SoundMatcher/longestRun``; the handover forgets at most one window's evidence).
         public var restartAfter = SoundMatcher.longestRun
@@ -136,14 +138,13 @@ public final class AnalysisPipeline {
         public var landmarks = true
 
         public init(index: SoundIndex, payloads: [WatermarkPayload], offAir: Set<Int> = [],
-                    repeatInterval: Double = WatermarkDetector.defaultRepeatInterval, embeddings: EmbeddingIndex? = nil) {
+                    embeddings: EmbeddingIndex? = nil) {
             precondition(index.creatives == payloads.count, "a payload for each creative")
             precondition(embeddings.map { $0.creatives == payloads.count } ?? true, "embeddings for each creative")
             self.index = index
             self.embeddings = embeddings
             self.payloads = payloads
             self.offAir = offAir
-            self.repeatInterval = repeatInterval
         }
     }
 
@@ -180,6 +181,8 @@ public final class AnalysisPipeline {
     /// Per campaign, when each witness last heard it (stream seconds), and its last reading.
     private var lastMark: [WatermarkPayload: (time: Double, mark: WatermarkDetection.Mark?, airing: Airing?)] = [:]
     private var lastSound: [WatermarkPayload: (time: Double, sound: WatermarkDetection.Sound?)] = [:]
+    /// Which airings were reported (``report(_:_:)``).
+    private var news: AiringMemory
     /// Per campaign, when a stale airing of it was last heard (stream seconds).
     private var lastStale: [WatermarkPayload: Double] = [:]
     /// The campaigns whose marks carry airing codes.
@@ -210,6 +213,7 @@ public final class AnalysisPipeline {
             return max(1, Int((seconds * settings.sampleRate).rounded()))
         }
         meter = settings.meter ? LevelMeter(sampleRate: settings.sampleRate, calibration: settings.calibration) : nil
+        news = AiringMemory(repeatInterval: settings.repeatInterval)
         levelFrames = sampleCount(settings.levelInterval)
         reportFrames = sampleCount(settings.reportInterval)
         bands = try Self.makeBands(settings)
@@ -220,17 +224,12 @@ public final class AnalysisPipeline {
 
     private static func makeListener(_ s: Settings, startTime: Double) throws -> SoundMatcher? {
         guard let search = s.sound, search.landmarks else { return nil }
-        var tuning = LandmarkTuning.standard
-        tuning.repeatInterval = search.repeatInterval
-        return try SoundMatcher(index: search.index, sampleRate: s.sampleRate, tuning: tuning, startTime: startTime)
+        return try SoundMatcher(index: search.index, sampleRate: s.sampleRate, startTime: startTime)
     }
 
     private static func makeLearner(_ s: Settings, startTime: Double) throws -> EmbeddingMatcher? {
         guard let search = s.sound, let embeddings = search.embeddings else { return nil }
-        var tuning = EmbeddingTuning.standard
-        tuning.repeatInterval = search.repeatInterval
-        return EmbeddingMatcher(index: embeddings, sampleRate: s.sampleRate, embedder: try SoundEmbedder(), tuning: tuning,
-                                startTime: startTime)
+        return EmbeddingMatcher(index: embeddings, sampleRate: s.sampleRate, embedder: try SoundEmbedder(), startTime: startTime)
     }
 
     private static func makeBands(_ s: Settings) throws -> ThirdOctaveBands? {
@@ -243,7 +242,7 @@ public final class AnalysisPipeline {
         // Airing codes join the catalogue; its threshold is set for every code of a minute.
         let capacity = w.airing.map { (w.catalogue?.count ?? 0) + $0.schedule.codesPerMinute }
         let detector = try WatermarkDetector(format: WatermarkFormat(key: w.key, profile: w.profile), sampleRate: s.sampleRate,
-                                             repeatInterval: w.repeatInterval, catalogue: w.catalogue, capacity: capacity,
+                                             catalogue: w.catalogue, capacity: capacity,
                                              startTime: startTime)
         detector.decodesUnlisted = w.airing != nil
         // A confirmation at the sound's place must outscore every campaign the sound knows too.
@@ -284,7 +283,7 @@ public final class AnalysisPipeline {
             renewAiringCodes(detector)
             for d in detector.process(samples) {
                 guard let placed = placeAiring(d) else { continue }
-                try emit(.detection(fuse(placed)))
+                try report(fuse(placed), emit)
             }
         }
         if let search = settings.sound {
@@ -295,12 +294,12 @@ public final class AnalysisPipeline {
                     soundRestarts += 1
                 }
                 for m in listener.process(samples) where !search.offAir.contains(m.reference) {
-                    try emit(.detection(fuse(WatermarkDetection(sound: m, payload: search.payloads[m.reference]))))
+                    try report(fuse(WatermarkDetection(sound: m, payload: search.payloads[m.reference])), emit)
                 }
             }
             if let learner {
                 for m in learner.process(samples) where !search.offAir.contains(m.reference) {
-                    try emit(.detection(fuse(WatermarkDetection(sound: m, payload: search.payloads[m.reference]))))
+                    try report(fuse(WatermarkDetection(sound: m, payload: search.payloads[m.reference])), emit)
                 }
             }
             try confirmMarks(after: samples.count, emit: emit)
@@ -349,11 +348,10 @@ public final class AnalysisPipeline {
     /// leading candidates place their creatives (``SoundMatcher/leads(limit:)``,
     /// ``WatermarkDetector/confirm(_:creativeStart:)``): one codeword at one place, which a
     /// mark too faint for the blind search can reach. A campaign the mark was heard for within
-    /// the search's repeat interval, or within a copy (2.4 s) when that is shorter (harkd reports
-    /// every hop's detection), is not asked again: the mark is being heard, and each confirmation
+    /// the last copy (2.4 s) is not asked again: the mark is being heard, and each confirmation
     /// costs some 2 ms of a core. What it finds is `mark+sound`.
     private func confirmMarks(after count: Int, emit: (Output) throws -> Void) throws {
-        guard let detector, listener != nil || learner != nil, let search = settings.sound, let w = settings.watermark else { return }
+        guard let detector, listener != nil || learner != nil, let search = settings.sound else { return }
         let tick = Int(detector.elapsed / WatermarkDetector.confirmationInterval)
         guard tick != confirmationTick else { return }
         confirmationTick = tick
@@ -362,13 +360,19 @@ public final class AnalysisPipeline {
             let payload = search.payloads[lead.reference]
             // An airing campaign's own payload never airs: its codes are what the search hears.
             if airingCampaigns.contains(payload) { continue }
-            if let m = lastMark[payload], now - m.time < max(w.repeatInterval, WatermarkFormat.copyDuration) { continue }
+            if let m = lastMark[payload], now - m.time < WatermarkFormat.copyDuration { continue }
             let start = lead.creativeStart
             guard var d = detector.confirm(payload, creativeStart: start) else { continue }
             d.sound = WatermarkDetection.Sound(votes: lead.votes, offset: d.time - start)
             lastMark[payload] = (d.time, d.mark, nil)
-            try emit(.detection(d))
+            try report(d, emit)
         }
+    }
+
+    /// The last stage: a detection that is news (``Settings/repeatInterval``) goes out.
+    private func report(_ d: WatermarkDetection, _ emit: (Output) throws -> Void) throws {
+        guard news.isNews(d) else { return }
+        try emit(.detection(d))
     }
 
     /// When the audio's UTC minute has turned, listens for the codes valid in the new one.

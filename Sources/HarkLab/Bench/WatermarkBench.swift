@@ -393,8 +393,9 @@ public enum WatermarkBench {
             if let index = unmarkedEmbeddings, let embedder, var check = report.learnedUnmarked {
                 let matcher = EmbeddingMatcher(index: index, sampleRate: rate, embedder: embedder)
                 var minuteMost = 0.0, minuteEnd = 60.0, named = 0
+                var news = AiringMemory(repeatInterval: AiringMemory.standardInterval)
                 inBlocks(y[...]) { block in
-                    named += matcher.process(block).count
+                    named += matcher.process(block).filter { news.isNews(WatermarkDetection(sound: $0, payload: WatermarkPayload(UInt32($0.reference)))) }.count
                     minuteMost = max(minuteMost, matcher.recentEvidence)
                     if matcher.time >= minuteEnd {
                         check.minuteMaxima.append((kind, minuteMost))
@@ -513,7 +514,7 @@ public enum WatermarkBench {
         inBlocks(y) { block in
             for m in matcher.process(block) { found.append(WatermarkDetection(sound: m, payload: payloads[m.reference])) }
         }
-        return found
+        return news(found)
     }
 
     /// The creatives a window's learned reading names (``hear(_:rate:index:payload:)``'s payloads).
@@ -525,7 +526,14 @@ public enum WatermarkBench {
         inBlocks(y) { block in
             for m in matcher.process(block) { found.append(WatermarkDetection(sound: m, payload: payloads[m.reference])) }
         }
-        return found
+        return news(found)
+    }
+
+    /// What a listener is told of `found`, an analyser's every confirmation: each airing once,
+    /// as the pipeline's last stage says (``AiringMemory``), so that the bench counts airings.
+    static func news(_ found: [WatermarkDetection]) -> [WatermarkDetection] {
+        var memory = AiringMemory(repeatInterval: AiringMemory.standardInterval)
+        return found.filter { memory.isNews($0) }
     }
 
     /// A recording's learned reading, as `hark catalogue add` makes it.
@@ -654,11 +662,11 @@ public enum WatermarkBench {
         return (x.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(1, x.count))).squareRoot()
     }
 
-    /// Pushes `y` through `detector` in 4096-sample blocks, as a capture would.
+    /// Pushes `y` through `detector` in 4096-sample blocks, as a capture would; each airing once.
     static func feed(_ detector: WatermarkDetector, _ y: ArraySlice<Float>) -> [WatermarkDetection] {
         var found: [WatermarkDetection] = []
         inBlocks(y) { found += detector.process($0) }
-        return found
+        return news(found)
     }
 
     /// Hands `y` to `body` in 4096-sample blocks, as a capture would.
