@@ -7,40 +7,23 @@ import HarkDSP
 import HarkEngine
 import Logging
 
-/// The analysis thread: takes captured audio from the ring, mixes it to mono, and runs it
-/// through the watermark detector, a continuous level meter and the noise sessions. It owns
-/// harkd's ``SessionTable``: at every turn it applies what the ``Hub`` queued, feeds the table
-/// audio, detections, levels and reports, and hands back what the table answers. It ticks the
-/// table even when no audio comes, so sessions always end.
+/// The analysis thread: takes captured audio from the ring and hands it to the
+/// ``PipelineDriver`` that files take too (mixed to mono, the watermark search, the continuous
+/// meter), and the mono audio to the noise sessions. It owns harkd's ``SessionTable``: at every
+/// turn it applies what the ``Hub`` queued, feeds the table audio, detections, levels and
+/// reports, and hands back what the table answers. It ticks the table even when no audio
+/// comes, so sessions always end.
 ///
 /// Time is the stream's: seconds of audio analysed since harkd started, counted in samples by
-/// the pipeline of the format being captured (``AnalysisPipeline/time``). A change of format
-/// starts a new pipeline at the stream time the old one reached, so every detection, level and
-/// report arrives on the one clock, and only the session table's stamps turn it into UTC.
+/// the driver's pipeline (``PipelineDriver/time``). A change of format starts a new pipeline at
+/// the stream time the old one reached, so every detection, level and report arrives on the one
+/// clock, and only the session table's stamps turn it into UTC.
 final class AnalysisLoop: Sendable {
     struct Settings: Equatable {
         /// What the pipeline measures and listens for; its rate and start are the capture's.
         var analysis: AnalysisPipeline.Settings
         /// The capture device, as reports name it.
         var device: String
-    }
-
-    /// The analysis of one stretch of audio at one rate and channel count: the shared
-    /// ``AnalysisPipeline`` behind a channel mixer.
-    private final class Analysers {
-        let rate: Double
-        let pipeline: AnalysisPipeline
-        var mixer: ChannelMixer
-        var gaps = GapTally()
-
-        /// - Parameter startTime: the stream time its first sample continues from.
-        init(rate: Double, channels: Int, settings: Settings, startTime: Double) throws {
-            self.rate = rate
-            mixer = ChannelMixer(channels: channels)
-            var p = settings.analysis
-            (p.sampleRate, p.startTime) = (rate, startTime)
-            pipeline = try AnalysisPipeline(p)
-        }
     }
 
     private let controller: CaptureController
@@ -110,18 +93,16 @@ final class AnalysisLoop: Sendable {
             done.signal()
         }
         var buffer = [Float](repeating: 0, count: 8192)
-        var mono = [Float](repeating: 0, count: 8192)
-        var analysers: Analysers?
-        /// Where the stream's clock stood when the pipeline in use (if any) was built; while
-        /// one runs, the clock is its own.
-        var pausedAt = 0.0
-        var streamTime: Double { analysers?.pipeline.time ?? pausedAt }
-        var lastState = ""
         var current = settings.withLock { $0 }
+        // Its pipeline is built when audio comes, for the format it comes in.
+        let driver = PipelineDriver(settings: current.analysis)
+        /// Audio missing from the interval being measured, told in its report.
+        var gaps = GapTally()
+        var lastState = ""
         while running.withLock({ $0 }) {
             heartbeat.withLock { $0 = Date() }
             hub.deliver(table.apply(hub.take()), table: table)
-            hub.deliver(table.tick(streamTime: streamTime), table: table)
+            hub.deliver(table.tick(streamTime: driver.time), table: table)
             let snapshot = controller.snapshot
             let stateName = snapshot.state
             if stateName != lastState {
@@ -136,12 +117,10 @@ final class AnalysisLoop: Sendable {
             let latest = settings.withLock { $0 }
             if latest != current {
                 current = latest
-                pausedAt = streamTime
-                analysers = nil      // new key, calibration or intervals: start afresh
+                driver.reconfigure(current.analysis)      // new key, calibration or intervals: start afresh
             }
             guard let source = controller.current, case .capturing(let format) = source.state else {
-                pausedAt = streamTime
-                analysers = nil
+                driver.pause()
                 DetachedThread.sleep(seconds: 0.02)
                 continue
             }
@@ -150,58 +129,35 @@ final class AnalysisLoop: Sendable {
                 source.read(into: $0, minimumFrames: Int(Self.batchSeconds * rate), timeout: Self.batchSeconds + 0.1)
             }
             if let gap {
-                logger.debug("gap in captured audio at \(String(cFormat: "%.3f", streamTime)) s: \(gap)")
+                logger.debug("gap in captured audio at \(String(cFormat: "%.3f", driver.time)) s: \(gap)")
                 table.gap(gap, rate: rate)
-                analysers?.gaps.add(gap)
-                do { try analysers?.pipeline.restartWatermarkSearch() } catch { return fail("\(error)", rate: rate) }
+                if driver.pipeline != nil { gaps.add(gap) }
+                do { try driver.gap() } catch { return fail("\(error)", rate: rate) }
             }
             guard frames > 0 else { continue }
-            if let a = analysers, a.rate != rate || a.mixer.channels != channels {
-                // The device came back in another format: close the interval so far, start afresh.
-                if a.pipeline.hasUnreportedAudio {
-                    do {
-                        try a.pipeline.finish { output in
-                            if case .report(let m) = output {
-                                hub.deliver(table.report(event(a, m, settings: current, channels: a.mixer.channels,
-                                                               extra: ["report cut short: the capture format changed"]),
-                                                         time: m.end), table: table)
-                            }
-                        }
-                    } catch { return fail("\(error)", rate: rate) }
-                }
-                pausedAt = streamTime
-                analysers = nil
-            }
-            if analysers == nil {
-                do {
-                    analysers = try Analysers(rate: rate, channels: channels, settings: current, startTime: pausedAt)
-                } catch {
-                    return fail("\(error)", rate: rate)
-                }
-            }
-            let a = analysers!
-            let replacedBefore = a.mixer.replacedSamples
-            buffer.withUnsafeBufferPointer { b in mono.withUnsafeMutableBufferPointer { a.mixer.mix(b, frames: frames, into: $0) } }
-            if a.mixer.replacedSamples > replacedBefore {
-                // Before, NaN or infinity from the device was measured as silence without a word.
-                let count = a.mixer.replacedSamples - replacedBefore
-                a.gaps.nonFinite += count
-                table.nonFinite(count)
-            }
             do {
-                try mono.withUnsafeBufferPointer { all in
-                    let block = UnsafeBufferPointer(rebasing: all[0..<frames])
-                    try a.pipeline.process(block) { output in
+                try buffer.withUnsafeBufferPointer { b in
+                    try driver.feed(b, frames: frames, format: .init(rate: rate, channels: channels)) { output in
                         let out: [SessionOutput]
                         switch output {
-                        case .detection(let d): out = table.detection(d)
-                        case .level(let levels, let end): out = table.level(levels, time: end)
-                        case .report(let m):
-                            out = table.report(event(a, m, settings: current, channels: channels, extra: []), time: m.end)
+                        case .analysis(.detection(let d), _): out = table.detection(d)
+                        case .analysis(.level(let levels, let end), _): out = table.level(levels, time: end)
+                        case .analysis(.report(let m), let f):
+                            out = table.report(event(m, f, settings: current, gaps: &gaps, extra: []), time: m.end)
+                        case .cutShort(let m, let f):
+                            // The device came back in another format: the interval so far.
+                            out = table.report(event(m, f, settings: current, gaps: &gaps, extra: ["report cut short: the capture format changed"]),
+                                               time: m.end)
+                        case .started: gaps = GapTally(); out = []
+                        case .nonFinite(let count):
+                            // Before, NaN or infinity from the device was measured as silence without a word.
+                            gaps.nonFinite += count
+                            table.nonFinite(count)
+                            out = []
+                        case .mono(let block, let f): out = table.feed(block, rate: f.rate)
                         }
                         hub.deliver(out, table: table)
                     }
-                    hub.deliver(table.feed(block, rate: rate), table: table)
                 }
             } catch {
                 return fail("\(error)", rate: rate)
@@ -209,13 +165,13 @@ final class AnalysisLoop: Sendable {
         }
     }
 
-    /// The continuous report of the interval just ended.
-    private func event(_ a: Analysers, _ m: AnalysisPipeline.Measurement, settings current: Settings, channels: Int,
-                       extra: [String]) -> ReportEvent {
+    /// The continuous report of the interval just ended; the gaps it tells are then forgotten.
+    private func event(_ m: AnalysisPipeline.Measurement, _ f: PipelineDriver.Format, settings current: Settings,
+                       gaps: inout GapTally, extra: [String]) -> ReportEvent {
         let event = ReportEvent(source: current.device, measurement: m, calibration: current.analysis.calibration,
-                                sampleRate: Int(a.rate), channels: channels, channelUse: channels == 1 ? "mono" : "average",
-                                format: "live capture", warnings: a.gaps.warnings(rate: a.rate) + extra)
-        a.gaps = GapTally()
+                                sampleRate: Int(f.rate), channels: f.channels, channelUse: f.channels == 1 ? "mono" : "average",
+                                format: "live capture", warnings: gaps.warnings(rate: f.rate) + extra)
+        gaps = GapTally()
         return event
     }
 

@@ -4,8 +4,8 @@ import HarkDSP
 import HarkSoundFile
 
 /// Measures one recording: source → frames → the ``AnalysisPipeline`` (meter, band analyser
-/// and, when asked, the watermark search) → events, through the pipeline's one file loop
-/// (``AnalysisPipeline/drive(_:emit:progress:)``).
+/// and, when asked, the watermark search) → events, through the one driver that harkd's capture
+/// takes too (``PipelineDriver/drive(_:emit:progress:)``).
 ///
 /// Reads the source in blocks (memory does not grow with its length), and ends with one
 /// `report` event. Events go to a closure as they happen; nothing is buffered.
@@ -18,8 +18,7 @@ public final class LevelAnalysis {
     /// The one channel measured, numbered from 1; nil: the channels' average.
     public let channel: Int?
 
-    private let pipeline: AnalysisPipeline
-    private var blocks: MonoBlockReader
+    private let driver: PipelineDriver
 
     /// The settings of a measurement of `source` with the meter's defaults: a level every
     /// second, bands, no search.
@@ -48,10 +47,9 @@ public final class LevelAnalysis {
         } else {
             selection = .average
         }
-        blocks = MonoBlockReader(source, selection: selection)
         settings.measuredBandPlan = settings.measuredBandPlan || Double(source.expectedFrames ?? 0) / rate > Self.measuredPlanThreshold
         self.settings = settings
-        pipeline = try AnalysisPipeline(settings)
+        driver = try PipelineDriver(settings: settings, format: .init(rate: rate, channels: source.channels), selection: selection)
     }
 
     /// Runs the analysis to the end of the source.
@@ -71,13 +69,13 @@ public final class LevelAnalysis {
             }
         }
         // A report of no audio would read as a measurement ("LAeq –, over 0.0 s").
-        guard try pipeline.drive(&blocks, emit: forward, progress: progress) > 0 else { throw LevelAnalysisError.noAudio(source.warnings) }
+        guard try driver.drive(source, emit: forward, progress: progress) > 0 else { throw LevelAnalysisError.noAudio(source.warnings) }
         var warnings = source.warnings
-        if blocks.replacedSamples > 0 {
-            warnings.append("\(source.name): \(blocks.replacedSamples) samples were not finite numbers (NaN or infinity) and were measured as silence")
+        if driver.replacedSamples > 0 {
+            warnings.append("\(source.name): \(driver.replacedSamples) samples were not finite numbers (NaN or infinity) and were measured as silence")
         }
-        if blocks.clampedSamples > 0 {
-            warnings.append("\(source.name): \(blocks.clampedSamples) samples lay beyond ±\(Int(ChannelMixer.sampleLimit)) × full scale (+80 dB) and were measured at that limit: the file's levels are not to be trusted")
+        if driver.clampedSamples > 0 {
+            warnings.append("\(source.name): \(driver.clampedSamples) samples lay beyond ±\(Int(ChannelMixer.sampleLimit)) × full scale (+80 dB) and were measured at that limit: the file's levels are not to be trusted")
         }
         let report = ReportEvent(
             source: source.name,

@@ -13,10 +13,8 @@ public enum WatermarkScan {
         precondition(settings.sampleRate == Double(source.sampleRate), "settings made for the source's rate")
         var settings = settings
         settings.meter = false
-        let pipeline = try AnalysisPipeline(settings)
-        var blocks = MonoBlockReader(source)
-        try pipeline.drive(&blocks) { if case .detection(let d) = $0 { try emit(d) } }
-        // The mix-down replaces them before the detector sees them; either may have.
-        return max(blocks.unusableSamples, pipeline.unusableSamples)
+        let driver = try PipelineDriver(settings: settings, format: .init(rate: settings.sampleRate, channels: source.channels))
+        try driver.drive(source) { if case .detection(let d) = $0 { try emit(d) } }
+        return driver.unusableSamples
     }
 }
