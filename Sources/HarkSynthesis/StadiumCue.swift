@@ -1,5 +1,4 @@
 import HarkDSP
-import HarkSynthesis
 
 /// The Stadium Shake cue: a short phrase of music (``CueGenerator``) with a payload's mark in
 /// it, made to be heard as part of the show and to carry the payload over a roaring crowd.

@@ -21,6 +21,8 @@ struct Options {
     /// With the catalogue: its songs' campaigns carry airing codes on this many channels, so
     /// harkd listens for each one's codes of the minutes around now on each (0: plain payloads).
     var airingChannels = 0
+    /// With the catalogue: harkd's `sound-reading` (both, landmarks, learned); nil: its default.
+    var soundReading: String?
 }
 
 func parseOptions() -> Options {
@@ -35,14 +37,17 @@ func parseOptions() -> Options {
         case "--delivery": o.delivery = true
         case "--catalogue": o.catalogue = Int(arguments.popFirst() ?? "") ?? 100
         case "--airing-channels": o.airingChannels = Int(arguments.popFirst() ?? "") ?? 10
+        case "--sound-reading": o.soundReading = arguments.popFirst()
         case "--help", "-h":
-            print("usage: harkd-bench [--hark PATH] [--harkd PATH] [--data DIR] [--seconds N] [--delivery] [--catalogue N [--airing-channels C]]")
+            print("usage: harkd-bench [--hark PATH] [--harkd PATH] [--data DIR] [--seconds N] [--delivery] [--catalogue N [--airing-channels C] [--sound-reading R]]")
             print("  --seconds  length of the real-time run, a multiple of 10 (default 60)")
             print("  --delivery with a spool and the MQTT uplink to a local Mosquitto (a report every 10 s)")
             print("  --catalogue N  with a campaign catalogue of N creatives: the run's segments as aired and")
             print("             30 s songs of their own, listened for by their sound too")
             print("  --airing-channels C  the songs' campaigns carry airing codes on C channels: harkd listens")
             print("             for each one's codes of now +/- 5 minutes on each (docs/watermark.md, Airing codes)")
+            print("  --sound-reading R  which readings of the creatives listen: both, landmarks or learned")
+            print("             (harkd's sound-reading; default: harkd's own), to measure what each costs")
             exit(0)
         default:
             FileHandle.standardError.write(Data("harkd-bench: unknown argument \(a)\n".utf8))
@@ -121,6 +126,7 @@ if options.delivery {
     configuration += "spool = \(dir)/spool.sqlite\nmqtt-url = mqtt://127.0.0.1:\(b.port)\nunit = bench\nreport-interval = 10\n"
 }
 if options.catalogue > 0 { configuration += "catalogue = \(catalogue(options.catalogue))\n" }
+if let reading = options.soundReading { configuration += "sound-reading = \(reading)\n" }
 var extra: [String] = []
 if !configuration.isEmpty {
     try? configuration.write(toFile: dir + "/harkd.conf", atomically: true, encoding: .utf8)

@@ -539,8 +539,8 @@ public final class SoundIndex: Sendable {
     /// Creatives an index holds at most (15 bits), far beyond a catalogue's
     /// (``WatermarkDetector/maxCatalogue`` campaigns).
     public static let maxCreatives = 1 << 15 - 1
-    /// `bucketStart[h]` is where hash `h`'s entries begin: 4 MB for direct lookups.
-    private let bucketStart: [Int32]
+    /// Where each hash's entries are.
+    private let buckets: HashBuckets
     /// A hash that this many creatives' landmarks hold on average is everywhere (the partials
     /// of a common chord, a steady hum) and tells nothing: it is not indexed. Without this cap
     /// the work of an index and of a lookup grew with the square of such a hash's count: an
@@ -653,7 +653,7 @@ public final class SoundIndex: Sendable {
         let shared = found.reduce(0) { $0 + $1.entries.count }
         self.peakSets = peakSets
         self.entries = entries
-        bucketStart = starts
+        self.buckets = HashBuckets(starts: starts, hashBits: Landmark.hashBits)
         sharedCount = shared
         self.sharing = keepSharing ? found.map { SharedSound(related: $0.related.sorted(), landmarks: $0.landmarks) } : nil
         // Sharing is mutual: B holds A's bed whenever A holds B's.
@@ -722,13 +722,9 @@ public final class SoundIndex: Sendable {
     /// Calls `body(reference, frame)` for every landmark with this hash.
     @inline(__always)
     func entries(for hash: UInt32, _ body: (_ reference: Int32, _ frame: Int32, _ shared: Bool) -> Void) {
-        let b = Int(hash)
-        var i = Int(bucketStart[b])
-        let end = Int(bucketStart[b + 1])
-        while i < end {
+        for i in buckets.range(of: hash) {
             let e = entries[i]
             body(Int32(e >> 16 & 0x7fff), Int32(e & 0xffff), e >> 31 != 0)
-            i += 1
         }
     }
 }
