@@ -66,11 +66,27 @@ final class SharedSoundSearch {
     typealias Span = (other: Int32, alignment: Int)
 
     /// The index being built, read by every worker and written by none: its entries (each
-    /// hash's from `starts[hash]` to `starts[hash + 1]`) and every creative's peaks. Sendable
-    /// because nothing writes through these buffers while workers hold them, and their arrays
-    /// outlive the workers (``SoundIndex``'s build holds them across the concurrent search).
-    struct Table: @unchecked Sendable {
+    /// hash's from `starts[hash]` to `starts[hash + 1]`) and every creative's peaks. Arrays, so
+    /// Sendable as they are; each worker reads them through pointers of its own (``View``).
+    struct Table: Sendable {
         /// As ``SoundIndex`` holds them: frame in the low 16 bits, creative in the next 15.
+        let entries: [UInt32]
+        let starts: [Int32]
+        let peakSets: [PeakSet]
+
+        /// Calls `body` with pointers into the arrays, valid for the call alone: the search reads
+        /// millions of entries, and reads them through pointers, unchecked.
+        func withView<R>(_ body: (View) -> R) -> R {
+            entries.withUnsafeBufferPointer { e in
+                starts.withUnsafeBufferPointer { s in
+                    peakSets.withUnsafeBufferPointer { p in body(View(entries: e, starts: s, peakSets: p)) }
+                }
+            }
+        }
+    }
+
+    /// A ``Table`` read through pointers, on one thread, for one call.
+    struct View {
         let entries: UnsafeBufferPointer<UInt32>
         let starts: UnsafeBufferPointer<Int32>
         let peakSets: UnsafeBufferPointer<PeakSet>
@@ -93,6 +109,10 @@ final class SharedSoundSearch {
     /// creative holds too: both their peaks, at an alignment where the two share sound, whether
     /// or not the other made a landmark of them.
     func shared(by r: Int32, _ landmarks: [Landmark], in table: Table) -> Found {
+        table.withView { shared(by: r, landmarks, in: $0) }
+    }
+
+    private func shared(by r: Int32, _ landmarks: [Landmark], in table: View) -> Found {
         let spans = spans(of: r, landmarks, in: table)
         var found = Found()
         for block in spans { for o in block { found.related.insert(o.other) } }
@@ -130,7 +150,7 @@ final class SharedSoundSearch {
 
     /// Per block of the creative `r` (whose landmarks are `landmarks`), the creatives that share
     /// its sound there and at what alignment.
-    private func spans(of r: Int32, _ landmarks: [Landmark], in table: Table) -> [[Span]] {
+    private func spans(of r: Int32, _ landmarks: [Landmark], in table: View) -> [[Span]] {
         let threshold = Int32(SoundIndex.sharedVotes)
         // Each bucket's entries read once: every hit from another creative, and the landmark's
         // own entry on the way (``shared(by:_:in:)`` marks it). The hits are written through a

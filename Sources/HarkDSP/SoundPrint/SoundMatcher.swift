@@ -1,5 +1,6 @@
 import Dispatch
 import FoundationEssentials
+import Synchronization
 import Glibc
 
 /// A creative named by its own sound.
@@ -628,22 +629,18 @@ public final class SoundIndex: Sendable {
         reusedSharing = reused != nil
         if reused == nil && n > 1 {
             let workers = min(n, 4, max(1, ProcessInfo.processInfo.activeProcessorCount)), longest = longest
-            entries.withUnsafeBufferPointer { entries in starts.withUnsafeBufferPointer { starts in
-                peakSets.withUnsafeBufferPointer { peakSets in found.withUnsafeMutableBufferPointer { found in
-                    let table = SharedSoundSearch.Table(entries: entries, starts: starts, peakSets: peakSets)
-                    // Unsafe but sound: worker w writes found[r] for r ≡ w (mod workers) alone,
-                    // so no element has two writers, and nothing reads it until every worker has
-                    // returned. The buffer outlives the workers (this closure encloses the call).
-                    // HarkEngineTests build two-creative indices under ThreadSanitizer (tools/test).
-                    nonisolated(unsafe) let found = found
-                    DispatchQueue.concurrentPerform(iterations: workers) { w in
-                        let search = SharedSoundSearch(creatives: n, longest: longest)
-                        for r in stride(from: w, to: n, by: workers) {
-                            found[r] = search.shared(by: Int32(r), readings.landmarks(r), in: table)
-                        }
-                    }
-                } }
-            } }
+            let table = SharedSoundSearch.Table(entries: entries, starts: starts, peakSets: peakSets)
+            // Each worker searches every `workers`-th creative and hands back what it found once,
+            // at its end: the lock is taken once a worker.
+            let results = Mutex<[(Int, SharedSoundSearch.Found)]>([])
+            DispatchQueue.concurrentPerform(iterations: workers) { w in
+                let search = SharedSoundSearch(creatives: n, longest: longest)
+                let mine = stride(from: w, to: n, by: workers).map { r in
+                    (r, search.shared(by: Int32(r), readings.landmarks(r), in: table))
+                }
+                results.withLock { $0.append(contentsOf: mine) }
+            }
+            for (r, f) in results.withLock({ $0 }) { found[r] = f }
         }
         var related = [Set<Int32>](repeating: [], count: n)
         for (r, f) in found.enumerated() {
