@@ -1,6 +1,6 @@
 /// Where each landmark hash's entries lie in a ``SoundIndex``'s table, sized to what the table
 /// holds. A start for every one of the 2²⁰ hashes is 4 MB, most of it empty buckets for a
-/// catalogue of 100 creatives (a third of a million entries, a tenth of harkd's memory with
+/// catalogue of 100 creatives (a third of a million entries, a twelfth of harkd's memory with
 /// such a catalogue). So hashes are grouped by their high bits into about a quarter as many
 /// groups as entries, each group's start is kept, and each entry keeps its hash's low bits in
 /// a byte: a lookup reads its group, a few entries on average, and keeps those whose low bits

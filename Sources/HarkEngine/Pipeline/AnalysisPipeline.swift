@@ -269,6 +269,9 @@ public final class AnalysisPipeline {
     /// Starts the watermark search afresh at the current time: its frame alignment does not
     /// survive a gap in the audio.
     public func restartWatermarkSearch() throws {
+        // The old searches go before the new ones are built, so that a gap (an overrun) never
+        // holds two detectors' state at once (0.75 MB each with a catalogue of 100).
+        (detector, listener, learner) = (nil, nil, nil)
         detector = try Self.makeDetector(settings, startTime: time)
         airingMinute = nil
         listener = try Self.makeListener(settings, startTime: time)
