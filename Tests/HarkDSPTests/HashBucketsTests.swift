@@ -27,7 +27,7 @@ import Testing
     func everyHashFindsItsEntriesAndNoOthers(entries: Int, lowBits: Int) {
         let hashBits = 20
         let full = Self.starts(entries: entries, hashBits: hashBits, seed: UInt64(entries) + 1)
-        let grouped = HashBuckets(starts: full, hashBits: hashBits)
+        let grouped = HashBuckets(starts: full)
         #expect(grouped.lowBits == lowBits)
         var mismatches = 0
         for h in 0..<(1 << hashBits) where grouped.range(of: UInt32(h)) != Int(full[h])..<Int(full[h + 1]) {
@@ -39,7 +39,7 @@ import Testing
 
     @Test func aCatalogueOf100sTableTakesUnderAQuarterOfTheFullOne() {
         let full = Self.starts(entries: 340_000, hashBits: 20, seed: 7)
-        let grouped = HashBuckets(starts: full, hashBits: 20)
+        let grouped = HashBuckets(starts: full)
         #expect(grouped.bytes * 4 < full.count * 4)
     }
 }

@@ -17,10 +17,14 @@ struct HashBuckets: Sendable {
     /// Entries a group holds on average, at most: a lookup's scan.
     static let entriesPerGroup = 4
 
-    /// - Parameter starts: a start for every hash and one for the end, as a counting sort
-    ///   leaves them (`starts[h]..<starts[h + 1]` are hash `h`'s entries, in hash order).
-    init(starts: [Int32], hashBits: Int) {
-        let entries = Int(starts[starts.count - 1])
+    /// - Parameter starts: a start for every hash (a power of two of them) and one for the end,
+    ///   as a counting sort leaves them (`starts[h]..<starts[h + 1]` are hash `h`'s entries, in
+    ///   hash order).
+    init(starts: [Int32]) {
+        let hashes = starts.count - 1
+        precondition(hashes > 0 && hashes & (hashes - 1) == 0, "a start for each of a power of two of hashes")
+        let hashBits = hashes.trailingZeroBitCount
+        let entries = Int(starts[hashes])
         // Groups: the power of two at or above entries / entriesPerGroup, within [2^(hashBits-8), 2^hashBits].
         var groupBits = hashBits - 8
         while groupBits < hashBits && 1 << groupBits < entries / Self.entriesPerGroup { groupBits += 1 }
@@ -32,7 +36,7 @@ struct HashBuckets: Sendable {
         guard lowBits > 0 else { low = []; return }
         let mask = (1 << lowBits) - 1
         var low = [UInt8](repeating: 0, count: entries)
-        for h in 0..<(starts.count - 1) where starts[h] < starts[h + 1] {
+        for h in 0..<hashes where starts[h] < starts[h + 1] {
             for i in Int(starts[h])..<Int(starts[h + 1]) { low[i] = UInt8(h & mask) }
         }
         self.low = low

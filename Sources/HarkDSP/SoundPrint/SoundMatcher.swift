@@ -650,7 +650,7 @@ public final class SoundIndex: Sendable {
         let shared = found.reduce(0) { $0 + $1.entries.count }
         self.peakSets = peakSets
         self.entries = entries
-        self.buckets = HashBuckets(starts: starts, hashBits: Landmark.hashBits)
+        self.buckets = HashBuckets(starts: starts)
         sharedCount = shared
         self.sharing = keepSharing ? found.map { SharedSound(related: $0.related.sorted(), landmarks: $0.landmarks) } : nil
         // Sharing is mutual: B holds A's bed whenever A holds B's.
