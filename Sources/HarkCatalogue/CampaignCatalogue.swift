@@ -361,7 +361,9 @@ public final class CampaignCatalogue {
 
     /// The catalogue at `path` to listen with: its campaigns, each reading checked whole, and
     /// the readings to be read again from the file as an index asks.
-    public static func readForListening(_ path: String) throws(CatalogueError) -> ListeningCatalogue {
+    /// Without `embeddings`, the learned readings are not read (each nil): what does not
+    /// listen costs nothing.
+    public static func readForListening(_ path: String, embeddings readEmbeddings: Bool = true) throws(CatalogueError) -> ListeningCatalogue {
         let catalogue: CampaignCatalogue
         switch openForReading(path) {
         case .success(let c): catalogue = c
@@ -388,7 +390,7 @@ public final class CampaignCatalogue {
             do { _ = try SoundPrint(bytes: bytes) } catch { throw .damaged(path, "campaign \(campaigns[i].payload.hex): \(error)") }
         }
         let airing = try catalogue.airingCampaigns()
-        let embeddings = try catalogue.embeddings()
+        let embeddings = readEmbeddings ? try catalogue.embeddings() : [:]
         let keys = try catalogue.markKeys()
         return ListeningCatalogue(campaigns: campaigns, readings: readings, airing: airing.filter { a in campaigns.contains { $0.payload == a.campaign } },
                                   sharing: catalogue.keptSharedSound(payloads: campaigns.map(\.payload)),

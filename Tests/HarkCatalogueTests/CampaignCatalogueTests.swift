@@ -85,6 +85,8 @@ import Testing
         let read = try CampaignCatalogue.read(path)
         #expect(read.map(\.embeddings) == [e, nil])
         #expect(try CampaignCatalogue.readForListening(path).embeddings == [e, nil])
+        // A device that listens by landmarks alone reads none of them.
+        #expect(try CampaignCatalogue.readForListening(path, embeddings: false).embeddings == [nil, nil])
         #expect(try CampaignCatalogue.openForWriting(path).remove(WatermarkPayload(7)))
         #expect(try CampaignCatalogue.read(path).map(\.embeddings) == [nil])
 

@@ -102,9 +102,9 @@ import HarkSynthesis
         // Calibrated for 100 and 1 000 creatives, the highest level of either; more are
         // extrapolated upwards.
         let t = EmbeddingTuning.standard
-        #expect(t.threshold(creatives: 4) == 59.5 && t.threshold(creatives: 100) == 59.5 && t.threshold(creatives: 1_000) == 59.5)
-        #expect(abs(t.threshold(creatives: 4_096) - 78.18) < 0.01)
-        #expect(EmbeddingMatcher(index: idx, sampleRate: Self.rate, embedder: embedder).threshold == 59.5)
+        #expect(t.threshold(creatives: 4) == 61 && t.threshold(creatives: 100) == 61 && t.threshold(creatives: 1_000) == 61)
+        #expect(abs(t.threshold(creatives: 4_096) - 79.68) < 0.01)
+        #expect(EmbeddingMatcher(index: idx, sampleRate: Self.rate, embedder: embedder).threshold == 61)
     }
 
     @Test func theCohortsQuantileAndSpreadAreWhatASortGives() {

@@ -38,7 +38,7 @@ struct CampaignsOnAir {
 
     /// Reads `path` (nil: no catalogue) for `today`; returns a line for the log.
     /// With `key`, the line also says how many campaigns were marked with another key.
-    mutating func load(_ path: String?, reading: SoundReadingChoice = .both, key: WatermarkKey? = nil,
+    mutating func load(_ path: String?, reading: SoundReadingChoice = .standard, key: WatermarkKey? = nil,
                        today: String = Campaign.today()) -> String? {
         guard let path else {
             let had = self.path
@@ -46,12 +46,12 @@ struct CampaignsOnAir {
             return had.map { "catalogue \($0) no longer configured: listening for marks alone" }
         }
         do {
-            let (read, built, keyed, learned, fingerprints) = try Self.index(path)
+            let (read, built, keyed, learned, fingerprints) = try Self.index(path, learned: reading != .landmarks)
             (self.path, error, day) = (path, nil, "")
             campaigns = read
             airing = keyed
             index = built
-            embeddings = reading == .landmarks ? nil : learned.index
+            embeddings = learned.index
             landmarks = reading != .learned || learned.index == nil
             // What building the index freed (its scaffolding, the file's pages) goes back to the
             // system before the pipeline that listens with it allocates its own: glibc keeps it
@@ -74,10 +74,12 @@ struct CampaignsOnAir {
     }
 
     /// The campaigns of the catalogue at `path` and the index of their sound (nil: none), the
-    /// file closed when this returns.
-    private static func index(_ path: String) throws
+    /// file closed when this returns. Without `learned`, neither the learned readings nor the
+    /// network are loaded: building an index only to drop it raised harkd's peak by the index
+    /// and kept the network for good.
+    private static func index(_ path: String, learned: Bool) throws
         -> ([CampaignDates], SoundIndex?, [AiringCampaign], (index: EmbeddingIndex?, otherModel: Int), [String?]) {
-        let read = try CampaignCatalogue.readForListening(path)
+        let read = try CampaignCatalogue.readForListening(path, embeddings: learned)
         guard read.campaigns.count <= WatermarkDetector.maxCatalogue else {
             throw CatalogueError.damaged(path, "\(read.campaigns.count) campaigns; harkd listens for at most \(WatermarkDetector.maxCatalogue)")
         }
@@ -88,7 +90,7 @@ struct CampaignsOnAir {
         // Read from the file one creative at a time as the index is built.
         let index = read.campaigns.isEmpty ? nil : SoundIndex(readings: read.readings, sharing: read.sharing)
         if let failure = read.readings.failure { throw failure }
-        return (read.campaigns, index, read.airing, EmbeddingIndex.forCatalogue(read.embeddings), read.keyFingerprints)
+        return (read.campaigns, index, read.airing, learned ? EmbeddingIndex.forCatalogue(read.embeddings) : (nil, 0), read.keyFingerprints)
     }
 
     /// Picks the campaigns on air on `today`; returns whether that changed what is listened for.

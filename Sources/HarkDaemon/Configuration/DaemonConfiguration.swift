@@ -45,7 +45,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var catalogueFile: String?
     /// Which readings of the catalogue's creatives listen (`sound-reading`: both, landmarks,
     /// learned; docs/sound-embedder.md).
-    public var soundReading = SoundReadingChoice.both
+    public var soundReading = SoundReadingChoice.standard
     /// What answers a shake that does not say: any evidence, or the mark.
     public var shakeEvidence = Command.ShakeEvidence.any
     public var calibration = 0.0

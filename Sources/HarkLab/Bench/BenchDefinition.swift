@@ -93,6 +93,11 @@ public struct BenchDefinition: Codable, Sendable {
         /// Listen to it by the learned reading alone for the decoys' embeddings (a catalogue of
         /// this many): the calibration of ``EmbeddingTuning/threshold``.
         public var learned: Int?
+        /// Creatives listened for beside the `learned` decoys, made as a bench's hosts are with
+        /// the same seed: the bench's own creatives, whose kinds (a voice alone, a voice over
+        /// music) the decoys may not hold. The learned reading listens for them, and so do the
+        /// landmarks on the same audio.
+        public var learnedCreatives: [Host]?
     }
 
     public var seed: UInt64

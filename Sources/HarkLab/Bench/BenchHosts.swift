@@ -68,6 +68,22 @@ public struct BenchHosts {
         "Can you believe how expensive the tickets were, and we were sitting right behind a pillar.",
     ]
     static let talkVoices = ["en+m1", "en+f1", "en+m4", "en-gb-x-rp+m5", "en-us+m2", "en-029+f2"]
+    /// What the calibration's unmarked speech says ("calibration-speech" and its kin): no
+    /// host's, decoy's or talker's words, in voices of its own. A catalogue that holds the
+    /// hosts' own spoken creatives is then listened for on speech that is none of theirs: with
+    /// the hosts' 8 texts and 8 voices, 40 minutes of "speech" said a creative's very sentences
+    /// in its very voice, again and again, and both readings rightly heard the creative.
+    static let calibrationTexts = [
+        "Good evening, and welcome to the programme, where tonight we look at how bridges are built across wide rivers.",
+        "The forecast for tomorrow brings light showers in the north, with sunny spells developing later in the south.",
+        "After the break we will meet a baker who gets up at three every morning to feed half the village.",
+        "Researchers followed a family of foxes for a whole year to learn how they find food in the city.",
+        "The orchestra rehearsed for six weeks before the concert, and the hall was full on the opening night.",
+        "Here is a recipe for a simple soup with lentils, carrots and a little cumin, ready in thirty minutes.",
+        "Traffic is heavy on the ring road this morning after a lorry lost part of its load near the airport.",
+        "In the studio with me is a historian who has written about the old canals and the people who worked them.",
+    ]
+    static let calibrationVoices = ["en-us-nyc", "en+Andy", "en-gb+Annie", "en-us+Boris", "en-029+Linda", "en-gb-scotland+Max"]
     /// The decoys' voices: neither the hosts' nor the talkers'. With the hosts' voices, a
     /// synthesiser says a phrase two texts share ("at your local") sample for sample alike, and
     /// 10 minutes of unmarked speech then held seconds of a decoy's very audio.
@@ -91,7 +107,10 @@ public struct BenchHosts {
 
     /// The host kinds ``file(kind:index:seconds:seed:)`` makes.
     public static let kinds = ["speech", "music", "song", "song-advert", "song-bed", "decoy-speech", "decoy-sparse-speech", "talk", "pink", "sparse-speech", "silence", "flute", "piano", "drums", "advert",
-                               "babble", "crowd", "cue"] + trackKinds
+                               "babble", "crowd", "cue"] + calibrationKinds + trackKinds
+    /// Speech, a quiet room with phrases, an advert and babble as "speech", "sparse-speech",
+    /// "advert" and "babble" are, in the calibration's own words and voices.
+    public static let calibrationKinds = ["calibration-speech", "calibration-sparse-speech", "calibration-advert", "calibration-babble"]
     /// Cuts of recorded music (``RealTracks``): "track" from the bench's creative tracks,
     /// "track-decoy" from its decoy tracks, each "-advert" with a voice-over (the hosts' words
     /// and voices on a creative's bed, the decoys' on a decoy's), "track-bed" a track-advert's
@@ -117,6 +136,15 @@ public struct BenchHosts {
         switch kind {
         case "speech":
             x = try speech(samples: n, seed: seed)
+        case "calibration-speech":
+            x = try speech(samples: n, seed: seed, texts: Self.calibrationTexts, voices: Self.calibrationVoices)
+        case "calibration-sparse-speech":
+            x = try sparseSpeech(samples: n, seed: seed, texts: Self.calibrationTexts, voices: Self.calibrationVoices)
+        case "calibration-advert":
+            x = try speech(samples: n, seed: seed, texts: Self.calibrationTexts, voices: Self.calibrationVoices)
+            var bed = [Float](repeating: 0, count: n)
+            bed.withUnsafeMutableBufferPointer { var g = MusicGenerator(rms: 0.0316, sampleRate: Self.rate, seed: seed &+ 3); g.render(into: $0) }
+            for i in 0..<n { x[i] += bed[i] }
         case "music":
             x = [Float](repeating: 0, count: n)
             x.withUnsafeMutableBufferPointer { var g = MusicGenerator(rms: 0.1, sampleRate: Self.rate, seed: seed); g.render(into: $0) }
@@ -196,12 +224,14 @@ public struct BenchHosts {
                 var g = CueGenerator(rms: 0.1, sampleRate: Self.rate, seed: seed)
                 g.render(into: UnsafeMutableBufferPointer(rebasing: out[0..<min(n, Int(CueGenerator.duration * Self.rate))]))
             }
-        case "babble", "crowd", "talk":
+        case "babble", "crowd", "talk", "calibration-babble":
             let talkers = kind == "crowd" ? 30 : 6
             x = [Float](repeating: 0, count: n)
             for t in 0..<talkers {
                 let voice = kind == "talk"
                     ? try speech(samples: n, seed: seed &* 1000 &+ UInt64(t), texts: Self.talkTexts, voices: Self.talkVoices)
+                    : kind == "calibration-babble"
+                    ? try speech(samples: n, seed: seed &* 1000 &+ UInt64(t), texts: Self.calibrationTexts, voices: Self.calibrationVoices)
                     : try speech(samples: n, seed: seed &* 1000 &+ UInt64(t))
                 for i in 0..<n { x[i] += voice[i] }
             }

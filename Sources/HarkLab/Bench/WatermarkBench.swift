@@ -63,7 +63,15 @@ public struct LearnedUnmarkedCheck: Sendable {
     public var hours = 0.0
     public var falseDetections = 0
     public var highest = 0.0
-    public var minuteMaxima: [(kind: String, evidence: Double)] = []
+    /// Each minute's most evidence and the creative that held it.
+    public var minuteMaxima: [(kind: String, evidence: Double, creative: String)] = []
+    /// The creatives listened for, by name, in the index's order.
+    public var creatives: [String] = []
+    public var highestCreative = ""
+    /// With ``BenchDefinition/FalsePositives/learnedCreatives``: the landmarks on the same
+    /// audio for the same creatives (named, the most votes at one alignment, peak evidence,
+    /// peaks and envelopes together, envelopes following).
+    public var landmarks: (named: Int, votes: Int, peaks: Double, combined: Double, following: Double)?
 }
 
 public struct BenchReport: Sendable {
@@ -380,11 +388,26 @@ public enum WatermarkBench {
         // False detections: long stretches of unmarked audio, read continuously, by the
         // detectors of every profile the conditions use.
         report.unmarked = profiles.map { UnmarkedCheck(profile: $0, catalogueSize: d.falsePositives.catalogue, soundSize: d.falsePositives.sound) }
+        // The bench's own creatives, cut as its trials cut them, join the decoys listened for.
+        let creativeFiles = try (d.falsePositives.learnedCreatives ?? []).flatMap { h in
+            try (0..<h.count).map { i in try hosts.file(kind: h.kind, index: i, seconds: d.hostSeconds, seed: d.seed &* 31 &+ UInt64(i)) }
+        }
+        let creativeEmbeddings = try creativeFiles.map { try Self.embeddings(of: $0, embedder: embedder!) }
         let unmarkedEmbeddings = try d.falsePositives.learned.map { size in
-            try EmbeddingIndex(embeddings: Array(decoyEmbeddings.prefix(size)), model: embedder!.model.digest)
+            try EmbeddingIndex(embeddings: creativeEmbeddings + decoyEmbeddings.prefix(size), model: embedder!.model.digest)
         }
         let unmarkedIndex = d.falsePositives.sound.map { SoundIndex(prints: Array(decoys.prefix($0))) }
-        report.learnedUnmarked = d.falsePositives.learned.map { LearnedUnmarkedCheck(size: $0) }
+        let landmarkIndex = creativeFiles.isEmpty ? nil : try d.falsePositives.learned.map { size in
+            SoundIndex(prints: try creativeFiles.map { path in
+                let (x, rate) = try readMono(path)
+                return try x.withUnsafeBufferPointer { try SoundPrint.read($0, sampleRate: rate) }
+            } + decoys.prefix(size))
+        }
+        report.learnedUnmarked = d.falsePositives.learned.map { size in
+            var check = LearnedUnmarkedCheck(size: creativeFiles.count + min(size, decoyFiles.count))
+            check.creatives = (creativeFiles + decoyFiles.prefix(size)).map { URL(fileURLWithPath: $0).deletingPathExtension().lastPathComponent }
+            return check
+        }
         for (k, kind) in d.falsePositives.kinds.enumerated() {
             // The calibration tracks are read whole, once: hours of recorded music no other use reads.
             let seconds = kind == "track-calibration" ? try hosts.calibrationSeconds() : d.falsePositives.minutesPerKind * 60
@@ -392,18 +415,26 @@ public enum WatermarkBench {
             let (y, rate) = try readMono(path)
             if let index = unmarkedEmbeddings, let embedder, var check = report.learnedUnmarked {
                 let matcher = EmbeddingMatcher(index: index, sampleRate: rate, embedder: embedder)
-                var minuteMost = 0.0, minuteEnd = 60.0, named = 0
+                var minuteMost = 0.0, minuteLeader = -1, minuteEnd = 60.0, named = 0
                 var news = AiringMemory(repeatInterval: AiringMemory.standardInterval)
                 inBlocks(y[...]) { block in
                     named += matcher.process(block).filter { news.isNews(WatermarkDetection(sound: $0, payload: WatermarkPayload(UInt32($0.reference)))) }.count
-                    minuteMost = max(minuteMost, matcher.recentEvidence)
+                    if matcher.recentEvidence > minuteMost { (minuteMost, minuteLeader) = (matcher.recentEvidence, matcher.recentLeader) }
                     if matcher.time >= minuteEnd {
-                        check.minuteMaxima.append((kind, minuteMost))
-                        (minuteMost, minuteEnd) = (0, minuteEnd + 60)
+                        check.minuteMaxima.append((kind, minuteMost, minuteLeader >= 0 ? check.creatives[minuteLeader] : ""))
+                        if minuteMost > check.highest { (check.highest, check.highestCreative) = (minuteMost, check.minuteMaxima.last!.creative) }
+                        (minuteMost, minuteLeader, minuteEnd) = (0, -1, minuteEnd + 60)
                     }
                 }
                 check.falseDetections += named
                 check.highest = max(check.highest, matcher.highestEvidence)
+                if let landmarkIndex {
+                    let heard = try Self.listenByLandmarks(y[...], rate: rate, index: landmarkIndex)
+                    let before = check.landmarks ?? (0, 0, -.infinity, -.infinity, -.infinity)
+                    check.landmarks = (before.named + heard.named, max(before.votes, heard.votes), max(before.peaks, heard.peaks),
+                                       max(before.combined, heard.combined), max(before.following, heard.following))
+                    log("unmarked \(kind), landmarks for the same creatives: \(heard.named) named, the most votes \(heard.votes)")
+                }
                 check.hours += Double(y.count) / rate / 3600
                 report.learnedUnmarked = check
                 log(String(cFormat: "unmarked %@, %.0f min, learned reading: %d named, highest evidence %.2f",
@@ -446,7 +477,8 @@ public enum WatermarkBench {
         if let u = report.learnedUnmarked, !u.minuteMaxima.isEmpty {
             // Each minute's most evidence, for the calibration's tail fit (docs/calibration.md).
             let path = workDirectory + "/learned-unmarked-minutes.tsv"
-            let text = "kind\tevidence\n" + u.minuteMaxima.map { "\($0.kind)\t" + String(cFormat: "%.3f", $0.evidence) }.joined(separator: "\n") + "\n"
+            let text = "kind\tevidence\tcreative\n"
+                + u.minuteMaxima.map { "\($0.kind)\t" + String(cFormat: "%.3f", $0.evidence) + "\t\($0.creative)" }.joined(separator: "\n") + "\n"
             try text.write(toFile: path, atomically: true, encoding: .utf8)
             log("each minute's most learned evidence: \(path)")
         }
@@ -630,6 +662,20 @@ public enum WatermarkBench {
                 marks, detector.highestDecodedScore, confirmations, detector.highestConfirmationScore)
     }
 
+    /// Creatives named in unmarked audio by their landmarks alone (each airing once), and the
+    /// most each of the matcher's tests reached.
+    static func listenByLandmarks(_ y: ArraySlice<Float>, rate: Double, index: SoundIndex) throws
+        -> (named: Int, votes: Int, peaks: Double, combined: Double, following: Double) {
+        let matcher = try SoundMatcher(index: index, sampleRate: rate)
+        var news = AiringMemory(repeatInterval: AiringMemory.standardInterval)
+        var named = 0, most = 0
+        inBlocks(y) { block in
+            named += matcher.process(block).filter { news.isNews(WatermarkDetection(sound: $0, payload: WatermarkPayload(UInt32($0.reference)))) }.count
+            most = max(most, matcher.bestScores().values.max() ?? 0)
+        }
+        return (named, most, matcher.highestPeakEvidence, matcher.highestCombinedEvidence, matcher.highestFollowing)
+    }
+
     static func readMono(_ path: String) throws -> ([Float], Double) {
         let reader = try SoundFileReader(path: path)
         var blocks = MonoBlockReader(reader)
@@ -713,8 +759,15 @@ public enum WatermarkBench {
             }
         }
         if let u = r.learnedUnmarked, u.hours > 0 {
-            s += String(cFormat: "Unmarked audio, %.2f h, listened for %d creatives by the learned reading alone: %d named; the most evidence at one alignment %.2f (threshold %.2f).\n",
-                        u.hours, u.size, u.falseDetections, u.highest, EmbeddingTuning.standard.threshold(creatives: u.size))
+            s += String(cFormat: "Unmarked audio, %.2f h, listened for %d creatives by the learned reading alone: %d named; the most evidence at one alignment %.2f",
+                        u.hours, u.size, u.falseDetections, u.highest)
+                + (u.highestCreative.isEmpty ? "" : " (\(u.highestCreative))")
+                + String(cFormat: " (threshold %.2f).\n", EmbeddingTuning.standard.threshold(creatives: u.size))
+            if let l = u.landmarks {
+                s += String(cFormat: "The same audio for the same %d creatives by their landmarks: %d named; the most votes at one alignment %d (threshold %d), peak evidence %.1f (threshold %.1f), peaks and envelopes %.1f (threshold %.1f), envelopes following %.2f (threshold %.2f).\n",
+                            u.size, l.named, l.votes, LandmarkTuning.standard.threshold, l.peaks, LandmarkTuning.standard.peakThreshold,
+                            l.combined, LandmarkTuning.standard.combinedThreshold(creatives: u.size), l.following, LandmarkTuning.standard.followThreshold)
+            }
         }
         // A definitions file with no hosts or no conditions marks nothing (tools use one to make
         // the bench's noise files): no line rather than an empty range read as ±infinity.

@@ -63,10 +63,10 @@ struct CatalogueOptions: ParsableArguments {
     var catalogueFile: String?
 
     @Option(help: ArgumentHelp("""
-        With a catalogue file: read the creatives' sound by both readings (the default), by \
-        their landmarks alone, or by the learned reading alone.
+        With a catalogue file: read the creatives' sound by their landmarks (the default), by \
+        both readings, or by the learned reading alone (docs/sound-embedder.md).
         """, valueName: "both|landmarks|learned"))
-    var soundReading = SoundReadingChoice.both
+    var soundReading = SoundReadingChoice.standard
 
     /// What was given: the payloads, and the creatives' sound when a catalogue file was.
     struct Resolved {
