@@ -133,18 +133,12 @@ public struct BenchHosts {
         if FileManager.default.fileExists(atPath: path) { return path }
         let n = Int(seconds * Self.rate)
         var x: [Float]
-        switch kind {
+        // The calibration's kinds are the hosts' recipes in the calibration's own words and voices.
+        let calibration = Self.calibrationKinds.contains(kind)
+        let (texts, voices) = calibration ? (Self.calibrationTexts, Self.calibrationVoices) : (Self.texts, Self.voices)
+        switch calibration ? String(kind.dropFirst("calibration-".count)) : kind {
         case "speech":
-            x = try speech(samples: n, seed: seed)
-        case "calibration-speech":
-            x = try speech(samples: n, seed: seed, texts: Self.calibrationTexts, voices: Self.calibrationVoices)
-        case "calibration-sparse-speech":
-            x = try sparseSpeech(samples: n, seed: seed, texts: Self.calibrationTexts, voices: Self.calibrationVoices)
-        case "calibration-advert":
-            x = try speech(samples: n, seed: seed, texts: Self.calibrationTexts, voices: Self.calibrationVoices)
-            var bed = [Float](repeating: 0, count: n)
-            bed.withUnsafeMutableBufferPointer { var g = MusicGenerator(rms: 0.0316, sampleRate: Self.rate, seed: seed &+ 3); g.render(into: $0) }
-            for i in 0..<n { x[i] += bed[i] }
+            x = try speech(samples: n, seed: seed, texts: texts, voices: voices)
         case "music":
             x = [Float](repeating: 0, count: n)
             x.withUnsafeMutableBufferPointer { var g = MusicGenerator(rms: 0.1, sampleRate: Self.rate, seed: seed); g.render(into: $0) }
@@ -205,12 +199,12 @@ public struct BenchHosts {
             x = [Float](repeating: 0, count: n)
             x.withUnsafeMutableBufferPointer { var g = DrumKitGenerator(rms: 0.1, sampleRate: Self.rate, seed: seed); g.render(into: $0) }
         case "advert":
-            x = try speech(samples: n, seed: seed)
+            x = try speech(samples: n, seed: seed, texts: texts, voices: voices)
             var bed = [Float](repeating: 0, count: n)
             bed.withUnsafeMutableBufferPointer { var g = MusicGenerator(rms: 0.0316, sampleRate: Self.rate, seed: seed &+ 3); g.render(into: $0) }
             for i in 0..<n { x[i] += bed[i] }
         case "sparse-speech":
-            x = try sparseSpeech(samples: n, seed: seed)
+            x = try sparseSpeech(samples: n, seed: seed, texts: texts, voices: voices)
         case "decoy-speech":
             x = try speech(samples: n, seed: seed, texts: Self.decoyTexts, voices: Self.decoyVoices)
         case "decoy-sparse-speech":
@@ -224,15 +218,13 @@ public struct BenchHosts {
                 var g = CueGenerator(rms: 0.1, sampleRate: Self.rate, seed: seed)
                 g.render(into: UnsafeMutableBufferPointer(rebasing: out[0..<min(n, Int(CueGenerator.duration * Self.rate))]))
             }
-        case "babble", "crowd", "talk", "calibration-babble":
+        case "babble", "crowd", "talk":
             let talkers = kind == "crowd" ? 30 : 6
             x = [Float](repeating: 0, count: n)
             for t in 0..<talkers {
                 let voice = kind == "talk"
                     ? try speech(samples: n, seed: seed &* 1000 &+ UInt64(t), texts: Self.talkTexts, voices: Self.talkVoices)
-                    : kind == "calibration-babble"
-                    ? try speech(samples: n, seed: seed &* 1000 &+ UInt64(t), texts: Self.calibrationTexts, voices: Self.calibrationVoices)
-                    : try speech(samples: n, seed: seed &* 1000 &+ UInt64(t))
+                    : try speech(samples: n, seed: seed &* 1000 &+ UInt64(t), texts: texts, voices: voices)
                 for i in 0..<n { x[i] += voice[i] }
             }
             if kind == "crowd" {

@@ -398,10 +398,7 @@ public enum WatermarkBench {
         }
         let unmarkedIndex = d.falsePositives.sound.map { SoundIndex(prints: Array(decoys.prefix($0))) }
         let landmarkIndex = creativeFiles.isEmpty ? nil : try d.falsePositives.learned.map { size in
-            SoundIndex(prints: try creativeFiles.map { path in
-                let (x, rate) = try readMono(path)
-                return try x.withUnsafeBufferPointer { try SoundPrint.read($0, sampleRate: rate) }
-            } + decoys.prefix(size))
+            SoundIndex(prints: try creativeFiles.map(Self.soundPrint) + decoys.prefix(size))
         }
         report.learnedUnmarked = d.falsePositives.learned.map { size in
             var check = LearnedUnmarkedCheck(size: creativeFiles.count + min(size, decoyFiles.count))
@@ -499,10 +496,13 @@ public enum WatermarkBench {
         let paths = try (0..<count).map { i in
             try hosts.file(kind: kinds[i % kinds.count], index: 500 + i, seconds: seconds, seed: seed &+ 9_000 &+ UInt64(i))
         }
-        return (paths, try paths.map { path in
-            let (x, rate) = try readMono(path)
-            return try x.withUnsafeBufferPointer { try SoundPrint.read($0, sampleRate: rate) }
-        })
+        return (paths, try paths.map(soundPrint))
+    }
+
+    /// A file's landmark reading, as a catalogue would hold it.
+    static func soundPrint(of path: String) throws -> SoundPrint {
+        let (x, rate) = try readMono(path)
+        return try x.withUnsafeBufferPointer { try SoundPrint.read($0, sampleRate: rate) }
     }
 
 
