@@ -184,6 +184,36 @@ import HarkSynthesis
         #expect(line.contains(#""evidence":"mark+sound""#) && line.contains(#""mark":"at-sound""#), "\(line)")
     }
 
+    @Test func readersSideBySideFindTheSameDetectionsAtTheSameTimes() throws {
+        // `hark detect` reads a block with the mark's search and the sound's readings on threads
+        // of their own, the sound's confirmations with the next block's search: the input of
+        // the test above, where the mark is heard only where the sound places it, with the
+        // level meter on, gives the same detections, in the same order, either way; and the
+        // levels and the report are the same.
+        let rate = 48_000.0
+        let payload = WatermarkPayload(0xC0DE0007)
+        let (lead, creative) = try Self.faintCreative(payload, rate: rate)
+        let airedPayload = WatermarkPayload(0xC0FFEE42)
+        let aired = try marked(seconds: 6, rate: rate, seed: 7, payload: airedPayload)
+        let prints = try [creative, aired].map { x in try x.withUnsafeBufferPointer { try SoundPrint.read($0, sampleRate: rate) } }
+        let others = (1...98).map { WatermarkPayload(0xD0_0000 + UInt32($0)) }
+        var s = AnalysisPipeline.Settings(sampleRate: rate)
+        s.levelInterval = 1
+        s.watermark = AnalysisPipeline.WatermarkSearch(key: .demo, catalogue: others + [payload, airedPayload])
+        s.sound = AnalysisPipeline.SoundSearch(index: SoundIndex(prints: prints), payloads: [payload, airedPayload])
+        let input = lead + creative + aired
+        let oneByOne = try run(AnalysisPipeline(s), input, block: 4096)
+        s.concurrentReadings = true
+        let sideBySide = try run(AnalysisPipeline(s), input, block: 4096)
+        let found = detections(oneByOne)
+        #expect(found.contains { $0.mark?.confirmedAtSound == true } && found.contains { $0.payload == airedPayload && $0.mark != nil }, "\(found)")
+        #expect(detections(sideBySide) == found)
+        func levels(_ out: [AnalysisPipeline.Output]) -> [Double] {
+            out.compactMap { if case .level(let l, let end) = $0 { return (l.LAeq ?? -1) + end } else { return nil } }
+        }
+        #expect(levels(sideBySide) == levels(oneByOne) && levels(oneByOne).count == Int((Double(input.count) / rate).rounded(.up)))
+    }
+
     @Test func aPipelineStartedLaterInTheStreamReportsOnTheStreamsClock() throws {
         // harkd starts a new pipeline when the capture's format changes, at the stream time the
         // last one reached. Every analyser is built knowing it: the mark's search, the sound's

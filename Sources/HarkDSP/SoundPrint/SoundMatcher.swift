@@ -262,17 +262,12 @@ public final class SoundMatcher {
         let first = roomPeaks[roomHead].frame
         let blocks = (roomPeaks[roomPeaks.count - 1].frame - first) / Self.blockFrames + 1
         func hits(_ shift: Int, into perBlock: inout [Double]) -> Int {
-            var n = 0
-            for i in roomHead..<roomPeaks.count {
-                let p = roomPeaks[i]
-                var f = (p.frame - alignment + shift) % set.frames
-                if f < 0 { f += set.frames }
-                if set.holds(frame: f, bin: p.bin) {
-                    n += 1
-                    perBlock[(p.frame - first) / Self.blockFrames] += 1
+            roomPeaks.withUnsafeBufferPointer { peaks in
+                perBlock.withUnsafeMutableBufferPointer { perBlock in
+                    set.hits(UnsafeBufferPointer(rebasing: peaks[roomHead...]), shift: shift - alignment, first: first,
+                             blockFrames: Self.blockFrames, into: perBlock)
                 }
             }
-            return n
         }
         var aligned = [Double](repeating: 0, count: blocks)
         let h = hits(0, into: &aligned)
@@ -315,22 +310,25 @@ public final class SoundMatcher {
             }
         }
         var y = [Float](repeating: 0, count: count * bands)
+        var yMean = [Float](repeating: 0, count: bands), yNorm = yMean, scale = yMean
+        let firstFrame = (rowBase + rowHead) * perRow
+        // Through spans, without a row's slice or an array made per shift: the review reads this
+        // at 25 shifts of every candidate. The sums run in the same order as before.
         func correlation(_ shift: Int, into perBlock: inout [Double]) -> Double {
-            var yMean = [Float](repeating: 0, count: bands)
+            let levels = envelope.levels.span, x = x.span, xNorm = xNorm.span
+            var y = y.mutableSpan, yMean = yMean.mutableSpan, yNorm = yNorm.mutableSpan, scale = scale.mutableSpan
+            var perBlock = perBlock.mutableSpan
+            for b in 0..<bands { (yMean[b], yNorm[b]) = (0, 0) }
             for t in 0..<count {
-                let frame = (rowBase + rowHead + t) * perRow - alignment + shift
+                let frame = firstFrame + t * perRow - alignment + shift
                 var j = (frame >= 0 ? frame : frame - (perRow - 1)) / perRow % rows
                 if j < 0 { j += rows }
-                let row = envelope.row(j)
-                var b = 0
-                for v in row {
-                    let level = Float(v) / SoundEnvelope.stepsPerDB
+                for b in 0..<bands {
+                    let level = Float(levels[j * bands + b]) / SoundEnvelope.stepsPerDB
                     y[t * bands + b] = level
                     yMean[b] += level
-                    b += 1
                 }
             }
-            var yNorm = [Float](repeating: 0, count: bands)
             for t in 0..<count {
                 for b in 0..<bands {
                     let v = y[t * bands + b] - yMean[b] / Float(count)
@@ -338,7 +336,9 @@ public final class SoundMatcher {
                     yNorm[b] += v * v
                 }
             }
-            let scale = (0..<bands).map { b in xNorm[b] > 0 && yNorm[b] > 0 ? 1 / (xNorm[b] * yNorm[b]).squareRoot() / Float(bands) : 0 }
+            for b in 0..<bands {
+                scale[b] = xNorm[b] > 0 && yNorm[b] > 0 ? 1 / (xNorm[b] * yNorm[b]).squareRoot() / Float(bands) : 0
+            }
             var total = 0.0
             for t in 0..<count {
                 var c: Float = 0
@@ -747,6 +747,40 @@ struct PeakSet: Sendable {
         }
         self.starts = starts
         self.bins = bins
+    }
+
+    /// How many of `peaks` (in frame order) it holds with their frames moved by `shift`,
+    /// circularly over the creative; each one held adds 1 to its block of `blockFrames` input
+    /// frames from `first`. (``holds(frame:bin:)`` for every peak, without a division for each:
+    /// the matcher's review asks this at 25 shifts of every candidate.)
+    func hits(_ peaks: UnsafeBufferPointer<SpectralPeak>, shift: Int, first: Int, blockFrames: Int,
+              into perBlock: UnsafeMutableBufferPointer<Double>) -> Int {
+        guard let p0 = peaks.first, frames > 0 else { return 0 }
+        var f = (p0.frame + shift) % frames
+        if f < 0 { f += frames }
+        var previous = p0.frame
+        var n = 0
+        starts.withUnsafeBufferPointer { starts in
+            bins.withUnsafeBufferPointer { bins in
+                for p in peaks {
+                    f += p.frame - previous
+                    previous = p.frame
+                    if f >= frames { f %= frames }
+                    // The three frames' bins lie side by side.
+                    let from = Int(starts[max(f - 1, 0)]), to = Int(starts[min(f + 2, frames)])
+                    var i = from
+                    while i < to {
+                        if abs(Int(bins[i]) &- p.bin) <= 1 {
+                            n += 1
+                            perBlock[(p.frame - first) / blockFrames] += 1
+                            break
+                        }
+                        i += 1
+                    }
+                }
+            }
+        }
+        return n
     }
 
     func holds(frame: Int, bin: Int) -> Bool {

@@ -1,3 +1,4 @@
+import Dispatch
 import FoundationEssentials
 import Glibc
 import HarkDSP
@@ -13,7 +14,8 @@ import HarkDSP
 /// analysers emit is the stream's, ``Settings/startTime`` plus that count over the rate. Each
 /// analyser is built knowing the stream time of its first sample, so nothing shifts a time on
 /// its way out; seconds become UTC only at the edge (a file's start, harkd's stamps). One owner
-/// (a thread) drives it.
+/// (a thread) drives it; with ``Settings/concurrentReadings`` its readers run on the pool's
+/// threads within each call, which returns when they are done.
 public final class AnalysisPipeline {
     /// What to measure: the one settings type of every use, `hark analyze`, `hark detect`,
     /// `hark plot`, harkd's capture and its noise sessions. Two are equal when they would build
@@ -46,6 +48,16 @@ public final class AnalysisPipeline {
         /// 0: every confirmation, as harkd takes them, whose record and watchers each keep
         /// their own memory.
         public var repeatInterval = AiringMemory.standardInterval
+        /// Read each block with the watermark search and each sound reading side by side, on
+        /// threads of the process's pool: a search of a file (`hark detect`) uses the machine's
+        /// cores. The marks the sound asks to confirm at the end of a block are then read with
+        /// the next block's search, on its thread, before it reads on, and reported before that
+        /// block's findings (or at ``finish(emit:)``): the same detections, at the same times, in
+        /// the same order, but a block later than the levels of the meter, if it runs. Off, all
+        /// run on the owner's thread one after another, as harkd runs them: its budget is a
+        /// share of one core, and handing every batch of a live capture to other threads costs
+        /// their wake-ups for no gain.
+        public var concurrentReadings = false
 
         public init(sampleRate: Double) {
             self.sampleRate = sampleRate
@@ -272,6 +284,8 @@ public final class AnalysisPipeline {
         // The old searches go before the new ones are built, so that a gap (an overrun) never
         // holds two detectors' state at once (0.75 MB each with a catalogue of 100).
         (detector, listener, learner) = (nil, nil, nil)
+        // Confirmations asked of the old detector go with it: it no longer reads on.
+        pendingConfirmations = []
         detector = try Self.makeDetector(settings, startTime: time)
         airingMinute = nil
         listener = try Self.makeListener(settings, startTime: time)
@@ -282,28 +296,23 @@ public final class AnalysisPipeline {
     public func process(_ samples: UnsafeBufferPointer<Float>, emit: (Output) throws -> Void) throws {
         blockEnd = seconds(atFrame: frames + samples.count)
         bands?.process(samples)
-        if let detector {
-            renewAiringCodes(detector)
-            for d in detector.process(samples) {
-                guard let placed = placeAiring(d) else { continue }
-                try report(fuse(placed), emit)
-            }
+        if let detector { renewAiringCodes(detector) }
+        if let search = settings.sound, let old = listener, old.time >= search.restartAfter {
+            listener = try Self.makeListener(settings, startTime: time)!
+            soundRestarts += 1
+        }
+        let read = BlockReading(samples: samples, detector: detector, confirming: pendingConfirmations,
+                                listener: listener, learner: learner)
+        pendingConfirmations = []
+        read.run(concurrently: settings.concurrentReadings)
+        try reportConfirmations(read.confirmed, emit)
+        for d in read.marks {
+            guard let placed = placeAiring(d) else { continue }
+            try report(fuse(placed), emit)
         }
         if let search = settings.sound {
-            if var listener {
-                if listener.time >= search.restartAfter {
-                    listener = try Self.makeListener(settings, startTime: time)!
-                    self.listener = listener
-                    soundRestarts += 1
-                }
-                for m in listener.process(samples) where !search.offAir.contains(m.reference) {
-                    try report(fuse(WatermarkDetection(sound: m, payload: search.payloads[m.reference])), emit)
-                }
-            }
-            if let learner {
-                for m in learner.process(samples) where !search.offAir.contains(m.reference) {
-                    try report(fuse(WatermarkDetection(sound: m, payload: search.payloads[m.reference])), emit)
-                }
+            for m in read.landmarks + read.learned where !search.offAir.contains(m.reference) {
+                try report(fuse(WatermarkDetection(sound: m, payload: search.payloads[m.reference])), emit)
             }
             try confirmMarks(after: samples.count, emit: emit)
         }
@@ -359,15 +368,29 @@ public final class AnalysisPipeline {
         guard tick != confirmationTick else { return }
         confirmationTick = tick
         let now = seconds(atFrame: frames + count)
+        var asked: [ConfirmationAsk] = []
         for lead in soundLeads(limit: WatermarkDetector.confirmationsPerInterval) where !search.offAir.contains(lead.reference) {
             let payload = search.payloads[lead.reference]
             // An airing campaign's own payload never airs: its codes are what the search hears.
             if airingCampaigns.contains(payload) { continue }
             if let m = lastMark[payload], now - m.time < WatermarkFormat.copyDuration { continue }
-            let start = lead.creativeStart
-            guard var d = detector.confirm(payload, creativeStart: start) else { continue }
-            d.sound = WatermarkDetection.Sound(votes: lead.votes, offset: d.time - start)
-            lastMark[payload] = (d.time, d.mark, nil)
+            asked.append(.init(payload: payload, creativeStart: lead.creativeStart, votes: lead.votes))
+        }
+        // Side by side, the confirmations are read with the next block's search, on its
+        // thread, before it reads on (they read the detector as it stands now).
+        if settings.concurrentReadings {
+            pendingConfirmations = asked
+        } else {
+            try reportConfirmations(ConfirmationAsk.read(asked, by: detector), emit)
+        }
+    }
+
+    /// Confirmations asked at the end of the last block, read with this one's search.
+    private var pendingConfirmations: [ConfirmationAsk] = []
+
+    private func reportConfirmations(_ found: [WatermarkDetection], _ emit: (Output) throws -> Void) throws {
+        for d in found {
+            lastMark[d.payload] = (d.time, d.mark, nil)
             try report(d, emit)
         }
     }
@@ -452,6 +475,10 @@ public final class AnalysisPipeline {
 
     /// Ends the run: the level of a partial interval, then the report of what is left.
     public func finish(emit: (Output) throws -> Void) throws {
+        if let detector, !pendingConfirmations.isEmpty {
+            try reportConfirmations(ConfirmationAsk.read(pendingConfirmations, by: detector), emit)
+            pendingConfirmations = []
+        }
         guard let meter else { return }
         meter.finish()
         if levelFrames != nil && sinceLevel > 0 {
@@ -467,6 +494,71 @@ public final class AnalysisPipeline {
         bands?.finish()
         let levels = bands.map { b in zip(b.bands, b.levels(calibration: settings.calibration)).map { ($0.label, $1) } } ?? []
         return Measurement(meter: meter.report(), bands: levels, end: time)
+    }
+}
+
+/// A mark the pipeline asks the detector to confirm where the sound places its creative
+/// (``WatermarkDetector/confirm(_:creativeStart:)``).
+struct ConfirmationAsk {
+    var payload: WatermarkPayload
+    var creativeStart: Double
+    var votes: Int
+
+    /// The confirmations found, in the order asked; a campaign once (a second lead of a campaign
+    /// already confirmed here is not asked: its mark has just been heard).
+    static func read(_ asked: [ConfirmationAsk], by detector: WatermarkDetector) -> [WatermarkDetection] {
+        var found: [WatermarkDetection] = []
+        for ask in asked where !found.contains(where: { $0.payload == ask.payload }) {
+            guard var d = detector.confirm(ask.payload, creativeStart: ask.creativeStart) else { continue }
+            d.sound = WatermarkDetection.Sound(votes: ask.votes, offset: d.time - ask.creativeStart)
+            found.append(d)
+        }
+        return found
+    }
+}
+
+/// One block read by the pipeline's readers (the watermark search, the landmarks, the learned
+/// reading), one after another or side by side (``AnalysisPipeline/Settings/concurrentReadings``).
+///
+/// `@unchecked Sendable`: its readers are handed to the pool's threads. Each reader, and the
+/// result it fills, is touched by one iteration of `concurrentPerform` alone; the readers share
+/// no state (FFTW's planner, the one thing they could share, takes its own lock); and the call
+/// returns only when every iteration has, while the pipeline's owner waits in it, so nothing
+/// else touches them meanwhile.
+private final class BlockReading: @unchecked Sendable {
+    let samples: UnsafeBufferPointer<Float>
+    let detector: WatermarkDetector?
+    /// Marks to confirm before the detector reads the block (``MarkConfirmation/read(_:by:)``).
+    let confirming: [ConfirmationAsk]
+    let listener: SoundMatcher?
+    let learner: EmbeddingMatcher?
+    private(set) var confirmed: [WatermarkDetection] = []
+    private(set) var marks: [WatermarkDetection] = []
+    private(set) var landmarks: [SoundMatch] = []
+    private(set) var learned: [SoundMatch] = []
+
+    init(samples: UnsafeBufferPointer<Float>, detector: WatermarkDetector?, confirming: [ConfirmationAsk],
+         listener: SoundMatcher?, learner: EmbeddingMatcher?) {
+        (self.samples, self.detector, self.confirming, self.listener, self.learner) = (samples, detector, confirming, listener, learner)
+    }
+
+    func run(concurrently: Bool) {
+        let readers = [detector != nil ? 0 : nil, listener != nil ? 1 : nil, learner != nil ? 2 : nil].compactMap { $0 }
+        guard concurrently, readers.count > 1 else {
+            for r in readers { read(r) }
+            return
+        }
+        DispatchQueue.concurrentPerform(iterations: readers.count) { read(readers[$0]) }
+    }
+
+    private func read(_ reader: Int) {
+        switch reader {
+        case 0:
+            confirmed = ConfirmationAsk.read(confirming, by: detector!)
+            marks = detector!.process(samples)
+        case 1: landmarks = listener!.process(samples)
+        default: learned = learner!.process(samples)
+        }
     }
 }
 

@@ -43,7 +43,9 @@ struct Detect: ParsableCommand {
             let path = given == "-" ? SoundFileReader.standardInputName : given
             var count = 0
             let known = listening.known
-            let settings = listening.settings(AnalysisPipeline.Settings(sampleRate: Double(source.sampleRate)))
+            var settings = listening.settings(AnalysisPipeline.Settings(sampleRate: Double(source.sampleRate)))
+            // A file is searched as fast as the machine allows: its readers side by side.
+            settings.concurrentReadings = true
             let unusable = try WatermarkScan.run(source: source, settings: settings) { d in
                 if let known, !known.contains(d.payload) { return }
                 count += 1
