@@ -766,16 +766,9 @@ struct PeakSet: Sendable {
                     f += p.frame - previous
                     previous = p.frame
                     if f >= frames { f %= frames }
-                    // The three frames' bins lie side by side.
-                    let from = Int(starts[max(f - 1, 0)]), to = Int(starts[min(f + 2, frames)])
-                    var i = from
-                    while i < to {
-                        if abs(Int(bins[i]) &- p.bin) <= 1 {
-                            n += 1
-                            perBlock[(p.frame - first) / blockFrames] += 1
-                            break
-                        }
-                        i += 1
+                    if Self.holds(frame: f, bin: p.bin, starts, bins, frames) {
+                        n += 1
+                        perBlock[(p.frame - first) / blockFrames] += 1
                     }
                 }
             }
@@ -784,13 +777,19 @@ struct PeakSet: Sendable {
     }
 
     func holds(frame: Int, bin: Int) -> Bool {
+        starts.withUnsafeBufferPointer { starts in
+            bins.withUnsafeBufferPointer { bins in Self.holds(frame: frame, bin: bin, starts, bins, frames) }
+        }
+    }
+
+    @inline(__always)
+    private static func holds(frame: Int, bin: Int, _ starts: UnsafeBufferPointer<Int32>, _ bins: UnsafeBufferPointer<UInt8>,
+                              _ frames: Int) -> Bool {
         // The three frames' bins lie side by side.
         let first = min(max(frame - 1, 0), frames), last = min(max(frame + 2, 0), frames)
         guard first < last else { return false }
-        return bins.withUnsafeBufferPointer { bins in
-            for i in Int(starts[first])..<Int(starts[last]) where abs(Int(bins[i]) &- bin) <= 1 { return true }
-            return false
-        }
+        for i in Int(starts[first])..<Int(starts[last]) where abs(Int(bins[i]) &- bin) <= 1 { return true }
+        return false
     }
 }
 

@@ -311,8 +311,10 @@ public final class AnalysisPipeline {
             try report(fuse(placed), emit)
         }
         if let search = settings.sound {
-            for m in read.landmarks + read.learned where !search.offAir.contains(m.reference) {
-                try report(fuse(WatermarkDetection(sound: m, payload: search.payloads[m.reference])), emit)
+            for matches in [read.landmarks, read.learned] {
+                for m in matches where !search.offAir.contains(m.reference) {
+                    try report(fuse(WatermarkDetection(sound: m, payload: search.payloads[m.reference])), emit)
+                }
             }
             try confirmMarks(after: samples.count, emit: emit)
         }
@@ -528,7 +530,7 @@ struct ConfirmationAsk {
 private final class BlockReading: @unchecked Sendable {
     let samples: UnsafeBufferPointer<Float>
     let detector: WatermarkDetector?
-    /// Marks to confirm before the detector reads the block (``MarkConfirmation/read(_:by:)``).
+    /// Marks to confirm before the detector reads the block (``ConfirmationAsk/read(_:by:)``).
     let confirming: [ConfirmationAsk]
     let listener: SoundMatcher?
     let learner: EmbeddingMatcher?
@@ -542,22 +544,26 @@ private final class BlockReading: @unchecked Sendable {
         (self.samples, self.detector, self.confirming, self.listener, self.learner) = (samples, detector, confirming, listener, learner)
     }
 
+    private enum Reader: Int, CaseIterable { case mark, landmarks, learned }
+
     func run(concurrently: Bool) {
-        let readers = [detector != nil ? 0 : nil, listener != nil ? 1 : nil, learner != nil ? 2 : nil].compactMap { $0 }
-        guard concurrently, readers.count > 1 else {
-            for r in readers { read(r) }
+        let present = [detector != nil, listener != nil, learner != nil].count(where: { $0 })
+        guard concurrently, present > 1 else {
+            for r in Reader.allCases { read(r) }
             return
         }
-        DispatchQueue.concurrentPerform(iterations: readers.count) { read(readers[$0]) }
+        DispatchQueue.concurrentPerform(iterations: Reader.allCases.count) { read(Reader(rawValue: $0)!) }
     }
 
-    private func read(_ reader: Int) {
+    /// What `reader` finds in the block, if the pipeline has it.
+    private func read(_ reader: Reader) {
         switch reader {
-        case 0:
-            confirmed = ConfirmationAsk.read(confirming, by: detector!)
-            marks = detector!.process(samples)
-        case 1: landmarks = listener!.process(samples)
-        default: learned = learner!.process(samples)
+        case .mark:
+            guard let detector else { return }
+            confirmed = ConfirmationAsk.read(confirming, by: detector)
+            marks = detector.process(samples)
+        case .landmarks: landmarks = listener?.process(samples) ?? []
+        case .learned: learned = learner?.process(samples) ?? []
         }
     }
 }
