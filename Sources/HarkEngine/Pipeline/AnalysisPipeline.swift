@@ -311,11 +311,13 @@ public final class AnalysisPipeline {
             try report(fuse(placed), emit)
         }
         if let search = settings.sound {
-            for matches in [read.landmarks, read.learned] {
+            func reportSound(_ matches: [SoundMatch]) throws {
                 for m in matches where !search.offAir.contains(m.reference) {
                     try report(fuse(WatermarkDetection(sound: m, payload: search.payloads[m.reference])), emit)
                 }
             }
+            try reportSound(read.landmarks)
+            try reportSound(read.learned)
             try confirmMarks(after: samples.count, emit: emit)
         }
         guard let meter else {
@@ -547,7 +549,7 @@ private final class BlockReading: @unchecked Sendable {
     private enum Reader: Int, CaseIterable { case mark, landmarks, learned }
 
     func run(concurrently: Bool) {
-        let present = [detector != nil, listener != nil, learner != nil].count(where: { $0 })
+        let present = (detector != nil ? 1 : 0) + (listener != nil ? 1 : 0) + (learner != nil ? 1 : 0)
         guard concurrently, present > 1 else {
             for r in Reader.allCases { read(r) }
             return
